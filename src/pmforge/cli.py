@@ -1,0 +1,191 @@
+"""The `forge` command. Every subcommand calls the same functions the app calls.
+
+User mistakes end with one plain sentence on stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .errors import ForgeError
+
+
+def _services():
+    from .project import Services
+
+    return Services.from_settings()
+
+
+def _open(services, name: str):
+    """Open a project, rebuilding its vectors first when they are missing or from another embedder."""
+    from .ingest.pipeline import reindex
+    from .project import Project
+
+    project = Project.open(services, name)
+    reason = project.reindex_reason()
+    if reason:
+        print(f"Rebuilding the vector store of '{project.ws.slug}' because {reason} "
+              f"(`forge reindex {project.ws.slug}` does this on demand)…", file=sys.stderr)
+        print(reindex(project, _progress_bar), file=sys.stderr)
+    return project
+
+
+def _progress_bar(stage: str, done: int, total: int) -> None:
+    if not sys.stderr.isatty():
+        return
+    width = 24
+    filled = int(width * done / total) if total else width
+    sys.stderr.write(f"\r{stage:<28} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+    if stage == "Done":
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def cmd_ui(args) -> int:
+    app = Path(__file__).with_name("app.py")
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(app),
+        "--server.port", str(args.port), "--server.headless", "true",
+        "--browser.gatherUsageStats", "false", "--server.address", args.address,
+    ]
+    return subprocess.call(command, env=dict(os.environ))
+
+
+def cmd_new(args) -> int:
+    from .project import Project
+
+    project = Project.create(_services(), args.name)
+    print(f"Created project '{project.ws.slug}' in {project.ws.root}")
+    return 0
+
+
+def cmd_projects(args) -> int:
+    from config import get_settings
+    from .workspace import Workspace
+
+    for slug in Workspace.list_projects(get_settings().projects_root()):
+        print(slug)
+    return 0
+
+
+def cmd_ingest(args) -> int:
+    from .ingest.pipeline import ingest_file
+
+    project = _open(_services(), args.project)
+    failures = 0
+    for path in map(Path, args.files):
+        if not path.is_file():
+            print(f"{path} does not exist or is not a file.", file=sys.stderr)
+            failures += 1
+            continue
+        result = ingest_file(project, path.name, path.read_bytes(), _progress_bar)
+        print(result.message, file=sys.stdout if result.ok else sys.stderr)
+        failures += not result.ok
+    return 1 if failures else 0
+
+
+def cmd_files(args) -> int:
+    from .project import Project
+
+    project = Project.open(_services(), args.project)
+    for f in project.project_state().file_summaries:
+        print(f"{f.filename}\t{f.uploaded_at}\t{f.chunk_count} passages\t{f.status}\t{f.summary}")
+    return 0
+
+
+def cmd_delete(args) -> int:
+    from .ingest.pipeline import delete_file
+
+    print(delete_file(_open(_services(), args.project), args.filename))
+    return 0
+
+
+def cmd_reindex(args) -> int:
+    from .ingest.pipeline import reindex
+    from .project import Project
+
+    print(reindex(Project.open(_services(), args.project), _progress_bar))
+    return 0
+
+
+def cmd_chat(args) -> int:
+    from .turn.orchestrator import start_turn
+
+    project = _open(_services(), args.project)
+    messages = args.message if args.message else (line.rstrip("\n") for line in sys.stdin)
+    for message in messages:
+        if not message.strip():
+            continue
+        pending = start_turn(project, message)
+        if args.json:
+            record = pending.finish()
+            print(json.dumps(record.model_dump(mode="json"), ensure_ascii=False), flush=True)
+        else:
+            print(f"\n> {message}\n")
+            for delta in pending:
+                print(delta, end="", flush=True)
+            record = pending.finish()
+            print(f"\n\n[turn {record.turn} · phase A {record.tokens.phase_a} tok · phase B {record.tokens.phase_b} tok]")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="forge", description="Forge: a discovery copilot for product managers.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("ui", help="launch the Streamlit app")
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--address", default="127.0.0.1")
+    p.set_defaults(func=cmd_ui)
+
+    p = sub.add_parser("new", help="create a project")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_new)
+
+    p = sub.add_parser("projects", help="list projects, most recent first")
+    p.set_defaults(func=cmd_projects)
+
+    p = sub.add_parser("ingest", help="upload files into a project (same path as the sidebar)")
+    p.add_argument("project")
+    p.add_argument("files", nargs="+")
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("files", help="list a project's files")
+    p.add_argument("project")
+    p.set_defaults(func=cmd_files)
+
+    p = sub.add_parser("delete", help="delete a file from a project")
+    p.add_argument("project")
+    p.add_argument("filename")
+    p.set_defaults(func=cmd_delete)
+
+    p = sub.add_parser("chat", help="run turns headless")
+    p.add_argument("project")
+    p.add_argument("-m", "--message", action="append", help="a message (repeatable); default: one per stdin line")
+    p.add_argument("--json", action="store_true", help="print one JSON record per turn")
+    p.set_defaults(func=cmd_chat)
+
+    p = sub.add_parser("reindex", help="rebuild a project's vectors from uploads/ and the transcript")
+    p.add_argument("project")
+    p.set_defaults(func=cmd_reindex)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ForgeError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

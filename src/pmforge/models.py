@@ -1,0 +1,272 @@
+"""Forge's state, one pydantic model per concept.
+
+`SessionState` is saved as `state.json`, `ProjectState` as `project_state.json`.
+Tool argument models live in `tools.py`; their JSON schemas are generated from
+the models there, never written by hand.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+SCHEMA_VERSION = 1
+
+Mode = Literal["mode_1", "mode_2"]
+RouteAction = Literal[
+    "ask_questions", "micro_synthesize", "enter_mode", "continue_mode", "flag_conflict", "complete_mode"
+]
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+# ---------------------------------------------------------------- assumptions
+
+AssumptionType = Literal["value", "technical", "stakeholder_dependency", "market", "organisational"]
+Impact = Literal["high", "medium", "low"]
+Confidence = Literal["guessed", "informed", "validated"]
+AssumptionStatus = Literal["active", "at_risk", "confirmed", "invalidated"]
+
+
+class AssumptionChange(BaseModel):
+    turn: int
+    field: str
+    old: str | None = None
+    new: str | None = None
+    reason: str = ""
+
+
+class Assumption(BaseModel):
+    id: str  # "A1", "A2", ...
+    claim: str
+    type: AssumptionType = "value"
+    impact: Impact = "medium"
+    confidence: Confidence = "guessed"
+    status: AssumptionStatus = "active"
+    basis: str = ""
+    surfaced_by: str = ""  # probe or pattern that surfaced it
+    surfaced_turn: int = 0
+    depends_on: list[str] = Field(default_factory=list)
+    recommended_action: str = ""
+    history: list[AssumptionChange] = Field(default_factory=list)
+
+    @property
+    def number(self) -> int:
+        digits = "".join(ch for ch in self.id if ch.isdigit())
+        return int(digits) if digits else 0
+
+
+# ---------------------------------------------------------------- skeletons
+
+StakeholderRole = Literal["decision_authority", "pain_holder", "status_quo_beneficiary", "execution_dependency", "other"]
+
+
+class Stakeholder(BaseModel):
+    name: str
+    role: StakeholderRole = "other"
+    validated: bool = False
+    notes: str = ""
+
+
+class SuccessMetrics(BaseModel):
+    leading: list[str] = Field(default_factory=list)
+    lagging: list[str] = Field(default_factory=list)
+    anti_metrics: list[str] = Field(default_factory=list)
+
+
+class DecisionCriteria(BaseModel):
+    proceed_if: list[str] = Field(default_factory=list)
+    do_not_proceed_if: list[str] = Field(default_factory=list)
+
+
+class ProblemBrief(BaseModel):
+    """Mode 1 skeleton: what is really going on, and is it worth pursuing?"""
+
+    problem_statement: str = ""
+    target_audience: str = ""
+    stakeholders: list[Stakeholder] = Field(default_factory=list)
+    success_metrics: SuccessMetrics = Field(default_factory=SuccessMetrics)
+    decision_criteria: DecisionCriteria = Field(default_factory=DecisionCriteria)
+
+
+RiskLevel = Literal["unknown", "low", "medium", "high"]
+
+
+class RiskAssessment(BaseModel):
+    level: RiskLevel = "unknown"
+    summary: str = ""
+    evidence_for: list[str] = Field(default_factory=list)
+    evidence_against: list[str] = Field(default_factory=list)
+
+
+class SolutionEvaluation(BaseModel):
+    """Mode 2 skeleton: will this specific approach work?"""
+
+    solution_name: str = ""
+    solution_description: str = ""
+    value_risk: RiskAssessment = Field(default_factory=RiskAssessment)
+    usability_risk: RiskAssessment = Field(default_factory=RiskAssessment)
+    feasibility_risk: RiskAssessment = Field(default_factory=RiskAssessment)
+    viability_risk: RiskAssessment = Field(default_factory=RiskAssessment)
+    build_vs_buy: str = ""
+    validation_plan: str = ""
+    go_no_go: str = ""
+
+
+# ---------------------------------------------------------------- routing
+
+class RoutingDecision(BaseModel):
+    """Phase A's output. Every field is read downstream."""
+
+    action: RouteAction = Field(description="What Phase B should do this turn.")
+    mode: Mode = Field(description="The discovery mode this turn belongs to.")
+    next_probe: str | None = Field(
+        None, description="Name of the probe to pursue, exactly as listed in the catalogue, or null."
+    )
+    patterns: list[str] = Field(
+        default_factory=list, description="Domain patterns whose trigger signals appear, from the catalogue."
+    )
+    requires_retrieval: bool = Field(
+        description="False for filler turns (acknowledgements, 'continue'): no document or memory search."
+    )
+    retrieval_query: str = Field("", description="A short search query for documents and earlier turns.")
+    reasoning: str = Field("", description="One sentence on why.")
+
+
+class RoutingContext(BaseModel):
+    """What the router knows about the session so far (always on, kept small)."""
+
+    probes_fired: list[str] = Field(default_factory=list)
+    patterns_fired: list[str] = Field(default_factory=list)
+    conversation_summary: str = ""
+    last_synthesis_turn: int = 0
+    completed_modes: list[Mode] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------- turns
+
+class ToolCallRecord(BaseModel):
+    name: str
+    input: dict
+    ok: bool
+    result: str
+
+
+class RetrievedSection(BaseModel):
+    """A parent section brought back from the uploaded documents."""
+
+    id: str
+    file_id: str
+    filename: str
+    section: str  # breadcrumb path inside the file, e.g. "Findings > Enterprise"
+    start: int  # character offsets into converted/<file>.md
+    end: int
+    text: str
+    score: float
+
+    @property
+    def citation(self) -> str:
+        return f"[{self.filename} › {self.section}]" if self.section else f"[{self.filename}]"
+
+
+class RetrievedTurn(BaseModel):
+    """An earlier turn pair brought back from conversation memory."""
+
+    turn_number: int
+    active_probe: str | None = None
+    active_mode: str | None = None
+    user: str
+    assistant: str
+    summary: str = ""
+    score: float = 0.0
+
+
+class RetrievalTrace(BaseModel):
+    documents: list[str] = Field(default_factory=list)  # parent ids
+    conversations: list[int] = Field(default_factory=list)  # turn numbers
+
+
+class TokenReport(BaseModel):
+    phase_a: int = 0
+    phase_b: int = 0
+    sections: dict[str, int] = Field(default_factory=dict)
+
+
+class Turn(BaseModel):
+    number: int
+    user: str
+    assistant: str
+    created_at: str = Field(default_factory=now_iso)
+    active_mode: Mode = "mode_1"
+    active_probe: str | None = None
+    routing: RoutingDecision | None = None
+    retrieved: RetrievalTrace = Field(default_factory=RetrievalTrace)
+    tokens: TokenReport = Field(default_factory=TokenReport)
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    summary: str = ""
+    indexed: bool = False  # stored in the conversations collection
+
+
+class SessionState(BaseModel):
+    """state.json: the session's memory of record."""
+
+    schema_version: int = SCHEMA_VERSION
+    project_name: str = ""
+    created_at: str = Field(default_factory=now_iso)
+    active_mode: Mode = "mode_1"
+    active_probe: str | None = None
+    turns: list[Turn] = Field(default_factory=list)
+    assumptions: list[Assumption] = Field(default_factory=list)
+    problem_brief: ProblemBrief = Field(default_factory=ProblemBrief)
+    solution_evaluation: SolutionEvaluation = Field(default_factory=SolutionEvaluation)
+    routing: RoutingContext = Field(default_factory=RoutingContext)
+
+    @property
+    def turn_count(self) -> int:
+        return len(self.turns)
+
+    def next_assumption_id(self) -> str:
+        return f"A{max((a.number for a in self.assumptions), default=0) + 1}"
+
+
+# ---------------------------------------------------------------- project manifest
+
+class FileSummary(BaseModel):
+    filename: str
+    file_id: str
+    uploaded_at: str = Field(default_factory=now_iso)
+    summary: str = ""
+    chunk_count: int = 0  # leaves
+    parent_count: int = 0
+    sha256: str = ""
+    status: str = "indexed"  # "indexed" or "not indexed: <reason>"
+    note: str = ""  # e.g. a legacy-encoding fallback
+
+    @property
+    def indexed(self) -> bool:
+        return self.status == "indexed"
+
+
+class ProjectState(BaseModel):
+    """project_state.json: the file manifest and the organisation context."""
+
+    file_summaries: list[FileSummary] = Field(default_factory=list)
+    org_context: str = ""
+
+    def find(self, filename: str) -> FileSummary | None:
+        return next((f for f in self.file_summaries if f.filename == filename), None)
+
+
+class TurnRecord(BaseModel):
+    """What `forge chat --json` prints for every turn."""
+
+    turn: int
+    routing: RoutingDecision
+    retrieved: RetrievalTrace
+    tokens: TokenReport
+    reply: str
+    tool_calls: list[ToolCallRecord]

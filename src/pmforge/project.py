@@ -1,0 +1,85 @@
+"""Process-wide services (settings, LLM, embedder) and an opened project (workspace + its store).
+
+The CLI, the app, the tests and the benchmarks all open projects through here,
+so they drive the very same code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from config import Settings, get_settings
+
+from .embed import Embedder, make_embedder
+from .llm import LLM, make_llm
+from .models import ProjectState, SessionState
+from .store.client import client_for
+from .store.collections import ProjectStore
+from .workspace import Workspace
+
+
+@dataclass
+class Services:
+    settings: Settings
+    llm: LLM
+    embedder: Embedder
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None) -> "Services":
+        settings = settings or get_settings()
+        return cls(settings=settings, llm=make_llm(settings), embedder=make_embedder(settings))
+
+    @property
+    def projects_root(self) -> Path:
+        return self.settings.projects_root()
+
+    def describe(self) -> dict[str, str]:
+        """Which providers are active, for the UI and the CLI."""
+        s = self.settings
+        return {
+            "llm": f"Claude ({s.phase_b_model} / {s.phase_a_model})" if self.llm.online else "offline interviewer",
+            "embeddings": self.embedder.signature,
+            "vector_store": f"Chroma server {s.chroma_host}:{s.chroma_port}" if s.chroma_host else "embedded Chroma",
+        }
+
+
+class Project:
+    def __init__(self, workspace: Workspace, services: Services):
+        self.ws = workspace
+        self.services = services
+        client, shared = client_for(workspace.vectordb, services.settings)
+        # On a shared server, collection names carry the project so projects never collide.
+        prefix = f"{workspace.slug}-" if shared else ""
+        self.store = ProjectStore(client, services.embedder.signature, prefix=prefix)
+
+    @classmethod
+    def open(cls, services: Services, name: str) -> "Project":
+        return cls(Workspace.open(services.projects_root, name), services)
+
+    @classmethod
+    def create(cls, services: Services, name: str) -> "Project":
+        return cls(Workspace.create(services.projects_root, name), services)
+
+    @property
+    def settings(self) -> Settings:
+        return self.services.settings
+
+    def state(self) -> SessionState:
+        return self.ws.load_state()
+
+    def project_state(self) -> ProjectState:
+        return self.ws.load_project_state()
+
+    def reindex_reason(self) -> str | None:
+        """Why the vector store cannot be trusted as it is (None when it can)."""
+        mismatch = self.store.mismatched()
+        if mismatch:
+            return f"its vectors were made with {mismatch}, and Forge now embeds with {self.store.signature}"
+        manifest = {f.file_id for f in self.project_state().file_summaries if f.indexed}
+        if manifest != self.store.file_ids():
+            return "the vector store does not match the uploaded files (a fresh clone has no vectors)"
+        state = self.state()
+        if {t.number for t in state.turns} != self.store.turn_numbers():
+            return "the conversation memory is missing turns"
+        return None

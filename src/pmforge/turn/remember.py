@@ -1,0 +1,51 @@
+"""After the reply: summarize the turn, embed the summary, store it with the full pair."""
+
+from __future__ import annotations
+
+import logging
+
+from config import Settings
+
+from ..embed import Embedder
+from ..errors import ForgeError
+from ..llm import extractive
+from ..llm.base import LLM, ChatRequest, SystemBlock
+from ..models import RetrievedTurn, Turn
+from ..store.collections import ProjectStore
+
+log = logging.getLogger(__name__)
+
+SUMMARY_INSTRUCTIONS = (
+    "Summarize this exchange between a product manager and Forge in one or two sentences for later search. "
+    "Keep names, numbers, decisions and facts the PM stated; no preamble."
+)
+
+
+def summarize_turn(llm: LLM, user: str, assistant: str, settings: Settings) -> str:
+    request = ChatRequest(
+        purpose="summarize_turn",
+        model=settings.summary_model,
+        system=[SystemBlock(text=SUMMARY_INSTRUCTIONS)],
+        messages=[{"role": "user", "content": f"<turn>\nPM: {user}\n\nForge: {assistant}\n</turn>"}],
+        max_tokens=150,
+        context=(user, assistant),
+    )
+    try:
+        text = llm.complete(request).text.strip()
+    except ForgeError as exc:  # a summary is never worth losing the turn over
+        log.warning("turn summary fell back to extractive: %s", exc)
+        text = ""
+    return text or extractive.turn_summary(user, assistant)
+
+
+def remember(store: ProjectStore, embedder: Embedder, turn: Turn) -> None:
+    """Index one finished turn (idempotent: the id is the turn number)."""
+    record = RetrievedTurn(
+        turn_number=turn.number,
+        active_probe=turn.active_probe,
+        active_mode=turn.active_mode,
+        user=turn.user,
+        assistant=turn.assistant,
+        summary=turn.summary,
+    )
+    store.upsert_turn(record, embedder.embed_documents([turn.summary])[0])

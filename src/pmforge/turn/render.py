@@ -1,0 +1,143 @@
+"""Deterministic renderings of state for prompts, each within a token budget.
+
+When a section would overflow its budget it switches to a compact form instead
+of growing: the prompt stays flat however long the session runs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..models import Assumption, ProjectState, SessionState, Turn
+from ..tokens import count_tokens, truncate_to_tokens
+from ..knowledge import find_pattern, find_probe
+
+_IMPACT_RANK = {"high": 0, "medium": 1, "low": 2}
+_STATUS_RANK = {"at_risk": 0, "active": 1, "invalidated": 2, "confirmed": 3}
+
+
+def context_block(project_state: ProjectState, budget: int) -> str:
+    """Org context and file summaries (seed 004's `format_context_block`)."""
+    parts = []
+    if project_state.org_context.strip():
+        parts.append("## Organisation context\n" + project_state.org_context.strip())
+    files = [f for f in project_state.file_summaries if f.indexed]
+    if files:
+        lines = [f"- **{f.filename}**: {f.summary}" for f in files]
+        parts.append("## Available documents\n" + "\n".join(lines))
+    text = "\n\n".join(parts)
+    if count_tokens(text) <= budget or not files:
+        return truncate_to_tokens(text, budget)
+    # Compact: file names only, then cut.
+    names = ", ".join(f.filename for f in files)
+    org = truncate_to_tokens(project_state.org_context.strip(), budget // 2) if project_state.org_context else ""
+    compact = (f"## Organisation context\n{org}\n\n" if org else "") + f"## Available documents ({len(files)})\n{names}"
+    return truncate_to_tokens(compact, budget)
+
+
+def assumption_counts(assumptions: list[Assumption]) -> str:
+    if not assumptions:
+        return "No assumptions registered yet."
+    by_conf = Counter(a.confidence for a in assumptions)
+    by_status = Counter(a.status for a in assumptions)
+    high = sum(1 for a in assumptions if a.impact == "high" and a.status in ("active", "at_risk"))
+    return (
+        f"{len(assumptions)} assumptions — confidence: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(by_conf.items()))
+        + "; status: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(by_status.items()))
+        + f"; open high-impact: {high}."
+    )
+
+
+def assumption_register(assumptions: list[Assumption], budget: int) -> str:
+    """Full register while it fits; then high-impact and unresolved first, the rest counted."""
+    if not assumptions:
+        return "No assumptions registered yet."
+    ordered = sorted(
+        assumptions, key=lambda a: (_STATUS_RANK[a.status], _IMPACT_RANK[a.impact], a.number)
+    )
+    header = assumption_counts(assumptions)
+    lines, used = [header], count_tokens(header)
+    shown = 0
+    for a in ordered:
+        deps = f" (depends on {', '.join(a.depends_on)})" if a.depends_on else ""
+        line = f"- {a.id} [{a.type}; impact {a.impact}; {a.confidence}; {a.status}] {a.claim}{deps}"
+        cost = count_tokens(line) + 1
+        if used + cost > budget - 20:
+            break
+        lines.append(line)
+        used += cost
+        shown += 1
+    if shown < len(assumptions):
+        lines.append(f"- … {len(assumptions) - shown} more (lower impact or resolved) not shown.")
+    return "\n".join(lines)
+
+
+def skeleton(state: SessionState, budget: int) -> str:
+    if state.active_mode == "mode_2":
+        s = state.solution_evaluation
+        fields = {
+            "Solution": f"{s.solution_name} — {s.solution_description}".strip(" —"),
+            "Value risk": s.value_risk.summary or s.value_risk.level,
+            "Usability risk": s.usability_risk.summary or s.usability_risk.level,
+            "Feasibility risk": s.feasibility_risk.summary or s.feasibility_risk.level,
+            "Viability risk": s.viability_risk.summary or s.viability_risk.level,
+            "Build vs buy": s.build_vs_buy,
+            "Validation plan": s.validation_plan,
+            "Go / no-go": s.go_no_go,
+        }
+        title = "Solution evaluation (Mode 2)"
+    else:
+        b = state.problem_brief
+        m = b.success_metrics
+        fields = {
+            "Problem statement": b.problem_statement,
+            "Target audience": b.target_audience,
+            "Stakeholders": "; ".join(f"{s.name} ({s.role})" for s in b.stakeholders),
+            "Success metrics": "; ".join(
+                p for p in (
+                    "leading: " + ", ".join(m.leading) if m.leading else "",
+                    "lagging: " + ", ".join(m.lagging) if m.lagging else "",
+                    "anti: " + ", ".join(m.anti_metrics) if m.anti_metrics else "",
+                ) if p
+            ),
+            "Proceed if": "; ".join(b.decision_criteria.proceed_if),
+            "Do not proceed if": "; ".join(b.decision_criteria.do_not_proceed_if),
+        }
+        title = "Problem brief (Mode 1)"
+    per_field = max(budget // max(len(fields), 1) - 8, 20)
+    lines = [f"{title}:"]
+    for name, value in fields.items():
+        value = (value or "").strip()
+        lines.append(f"- {name}: {truncate_to_tokens(value, per_field) if value else '(missing)'}")
+    return "\n".join(lines)
+
+
+def routing_context(state: SessionState, budget: int) -> str:
+    r = state.routing
+    fired = [find_probe(p).name if find_probe(p) else p for p in r.probes_fired]
+    patterns = [find_pattern(p).name if find_pattern(p) else p for p in r.patterns_fired]
+    lines = [
+        f"Mode: {state.active_mode}; turn {state.turn_count + 1}; active probe: "
+        + (find_probe(state.active_probe).name if state.active_probe and find_probe(state.active_probe) else "none"),
+        "Probes satisfied: " + (", ".join(fired) if fired else "none yet"),
+        "Patterns surfaced: " + (", ".join(patterns) if patterns else "none"),
+    ]
+    if r.completed_modes:
+        lines.append("Completed modes: " + ", ".join(r.completed_modes))
+    if r.conversation_summary:
+        lines.append("Session summary: " + r.conversation_summary)
+    return truncate_to_tokens("\n".join(lines), budget)
+
+
+def recent_turns(turns: list[Turn], budget: int) -> list[tuple[str, str]]:
+    """The last turns as (user, assistant) pairs, each side trimmed so the window fits the budget."""
+    if not turns:
+        return []
+    per_side = max(budget // (2 * len(turns)) - 4, 40)
+    return [(truncate_to_tokens(t.user, per_side), truncate_to_tokens(t.assistant, per_side)) for t in turns]
+
+
+def quote(text: str, budget: int) -> str:
+    return truncate_to_tokens(" ".join(text.split()), budget)

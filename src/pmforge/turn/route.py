@@ -1,0 +1,183 @@
+"""Phase A: decide what this turn is for, from compact state only (never the full history).
+
+On Claude the decision is a forced tool call whose input schema is `RoutingDecision`;
+an invalid answer gets one repair attempt, then the rule router decides (and says so).
+The rule router is also the offline default.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from config import Settings
+
+from ..errors import ForgeError
+from ..knowledge import MODE_ORDER, catalogue_text, find_pattern, find_probe, patterns_for
+from ..llm.base import LLM, ChatRequest, SystemBlock, ToolSpec
+from ..models import ProjectState, RoutingDecision, SessionState
+from . import render
+
+log = logging.getLogger(__name__)
+
+ROUTE_TOOL = "route"
+
+_FILLER = re.compile(
+    r"^(?:(?:ok(?:ay)?|yes|yep|yeah|sure|right|got it|fine|great|good|cool|thanks?(?: you)?|sounds good|"
+    r"makes sense|that makes sense|agreed|continue|go on|go ahead|next|move on|let'?s continue|"
+    r"carry on|keep going|proceed|perfect|exactly|correct|noted|understood|alright|all right)"
+    r"[\s,.!;:-]*)+(?:please|then|now|and)?[\s,.!]*"
+    r"(?:(?:let'?s )?(?:continue|move on|go on|keep going|proceed|next))?[\s.!]*$",
+    re.I,
+)
+
+ROUTER_INSTRUCTIONS = """You are the router of Forge, a discovery copilot for product managers.
+Read the compact session state and the PM's new message, then call the `route` tool once.
+- action: ask_questions (default), micro_synthesize (every few substantive turns, to play back what is known),
+  enter_mode (the PM wants to switch mode), continue_mode, flag_conflict (the message contradicts the record),
+  complete_mode (every probe of the mode is satisfied).
+- next_probe: the id of the probe to pursue; follow the mode's order, skip satisfied probes; only ids from the catalogue.
+- patterns: ids of domain patterns whose signals appear in the message; only ids from the catalogue; usually none.
+- requires_retrieval: false for filler (acknowledgements such as "yes", "ok, continue", "makes sense, move on"),
+  true whenever the message has content that uploaded documents or earlier turns could inform.
+- retrieval_query: a short search query (names, numbers, topics) for the documents and earlier turns."""
+
+
+@dataclass
+class RouteInputs:
+    """What Phase A reads; also what the offline router decides from."""
+
+    state: SessionState
+    project_state: ProjectState
+    message: str
+    turn_number: int
+
+
+def is_filler(message: str) -> bool:
+    text = message.strip()
+    return not text or (len(text) <= 60 and bool(_FILLER.match(text)))
+
+
+def _next_unfired(state: SessionState, mode: str, also_done: str | None = None) -> str | None:
+    done = set(state.routing.probes_fired) | ({also_done} if also_done else set())
+    return next((p for p in MODE_ORDER[mode] if p not in done), None)
+
+
+def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
+    state, message = inputs.state, inputs.message
+    mode = state.active_mode
+    lowered = message.lower()
+    filler = is_filler(message)
+    if not filler and mode == "mode_1" and re.search(r"\b(mode 2|evaluate (?:the |a |this )?solution)\b", lowered):
+        return RoutingDecision(
+            action="enter_mode", mode="mode_2", next_probe=MODE_ORDER["mode_2"][0], requires_retrieval=True,
+            retrieval_query=message[:300], reasoning="The PM asked to evaluate a solution.",
+        )
+    # A substantive answer to the active probe satisfies it; a filler turn keeps it open.
+    answered = state.active_probe if (state.active_probe and not filler) else None
+    next_probe = _next_unfired(state, mode, also_done=answered)
+    patterns = [] if filler else [
+        p.id for p in patterns_for(mode)
+        if p.id not in state.routing.patterns_fired and any(t in lowered for t in p.triggers)
+    ][:2]
+    substantive_since = sum(
+        1 for t in state.turns if t.number > state.routing.last_synthesis_turn and not is_filler(t.user)
+    )
+    if next_probe is None:
+        action, reason = "complete_mode", "Every probe of this mode is satisfied."
+    elif not filler and substantive_since >= settings.micro_synthesis_every:
+        action, reason = "micro_synthesize", f"{substantive_since} substantive turns since the last synthesis."
+    elif filler:
+        action, reason = "continue_mode", "Filler turn: keep going without retrieval."
+    else:
+        action, reason = "ask_questions", "Substantive answer: pursue the next unsatisfied probe."
+    return RoutingDecision(
+        action=action, mode=mode, next_probe=next_probe, patterns=patterns, requires_retrieval=not filler,
+        retrieval_query="" if filler else message[:300], reasoning=reason,
+    )
+
+
+def build_route_request(inputs: RouteInputs, settings: Settings) -> ChatRequest:
+    state = inputs.state
+    recent = render.recent_turns(state.turns[-2:], 500)
+    recent_text = "\n".join(f"Turn -{len(recent) - i}: PM: {u}\nForge: {a}" for i, (u, a) in enumerate(recent))
+    body = "\n\n".join(
+        part for part in (
+            render.context_block(inputs.project_state, 400),
+            "## Assumptions\n" + render.assumption_counts(state.assumptions),
+            "## Routing context\n" + render.routing_context(state, 300),
+            "## Recent turns\n" + recent_text if recent_text else "",
+            "## New message from the PM\n" + render.quote(inputs.message, 400),
+        ) if part
+    )
+    schema = RoutingDecision.model_json_schema()
+    schema.pop("title", None)
+    return ChatRequest(
+        purpose="route",
+        model=settings.phase_a_model,
+        system=[
+            SystemBlock(text=ROUTER_INSTRUCTIONS, cache=False, label="router"),
+            SystemBlock(text="## Catalogue\n" + catalogue_text(state.active_mode), label="catalogue"),
+        ],
+        messages=[{"role": "user", "content": body}],
+        tools=[ToolSpec(name=ROUTE_TOOL, description="Record the routing decision for this turn.", input_schema=schema)],
+        tool_choice={"type": "tool", "name": ROUTE_TOOL},
+        max_tokens=400,
+        context=inputs,
+    )
+
+
+def _sanitise(decision: RoutingDecision, inputs: RouteInputs, settings: Settings) -> RoutingDecision:
+    """Names outside the catalogue are replaced; unmistakable filler never triggers retrieval."""
+    fallback = rule_route(inputs, settings)
+    probe = find_probe(decision.next_probe) if decision.next_probe else None
+    decision.next_probe = probe.id if probe else fallback.next_probe
+    decision.patterns = [p.id for p in map(find_pattern, decision.patterns) if p]
+    if is_filler(inputs.message):
+        decision.requires_retrieval = False
+        decision.retrieval_query = ""
+    elif decision.requires_retrieval and not decision.retrieval_query.strip():
+        decision.retrieval_query = inputs.message[:300]
+    return decision
+
+
+def route(llm: LLM, inputs: RouteInputs, settings: Settings) -> tuple[RoutingDecision, ChatRequest, str]:
+    """Returns the decision, the Phase A request (for token accounting) and a note when the fallback decided."""
+    request = build_route_request(inputs, settings)
+    try:
+        response = llm.complete(request)
+    except ForgeError as exc:
+        note = f"Router unavailable ({exc}); the rule router decided."
+        log.warning(note)
+        return rule_route(inputs, settings), request, note
+    for attempt in range(2):
+        call = next((t for t in response.tool_uses if t.name == ROUTE_TOOL), None)
+        try:
+            if call is None:
+                raise ValueError("no route tool call in the answer")
+            return _sanitise(RoutingDecision.model_validate(call.input), inputs, settings), request, ""
+        except (ValidationError, ValueError) as exc:
+            if attempt == 1:
+                note = f"Router answer invalid twice ({str(exc).splitlines()[0]}); the rule router decided."
+                log.warning(note)
+                return rule_route(inputs, settings), request, note
+            repair = request.model_copy(deep=True)
+            repair.messages = request.messages + [
+                {"role": "assistant", "content": response.assistant_content() or [{"type": "text", "text": "(none)"}]},
+            ]
+            if call is not None:
+                repair.messages.append({"role": "user", "content": [{
+                    "type": "tool_result", "tool_use_id": call.id, "is_error": True,
+                    "content": f"Invalid routing decision: {exc}. Call route again with valid fields.",
+                }]})
+            else:
+                repair.messages.append({"role": "user", "content": "Call the route tool with a valid decision."})
+            repair.context = inputs
+            try:
+                response = llm.complete(repair)
+            except ForgeError:
+                response = response.model_copy(update={"tool_uses": []})
+    raise AssertionError("unreachable")

@@ -1,0 +1,423 @@
+"""Local HTTP stub for the Anthropic Messages API and the Voyage AI embeddings API.
+
+The stub is meant to be driven by the *real* client libraries so that tests
+exercise their request building, response parsing, streaming and retry logic:
+
+    with StubServer() as stub:
+        stub.queue_anthropic(text_message("hello"))
+        client = anthropic.Anthropic(base_url=stub.url, api_key="test")
+        client.messages.create(...)
+
+        vo = voyageai.Client(api_key="test", base_url=stub.url + "/v1")
+        vo.embed(["a"], model="voyage-3.5-lite")
+
+Everything is bound to 127.0.0.1 on a free port.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import struct
+import threading
+import traceback
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterable, Iterator
+from urllib.parse import urlsplit
+
+__all__ = [
+    "StubServer",
+    "text_message",
+    "tool_use_message",
+    "default_usage",
+    "deterministic_embedding",
+]
+
+ANTHROPIC_MESSAGES_PATH = "/v1/messages"
+VOYAGE_EMBEDDINGS_PATH = "/v1/embeddings"
+DEFAULT_EMBEDDING_DIM = 512
+
+_ids = itertools.count(1)
+_ids_lock = threading.Lock()
+
+
+def _next_id() -> int:
+    with _ids_lock:
+        return next(_ids)
+
+
+# --------------------------------------------------------------------------- #
+# Message builders
+# --------------------------------------------------------------------------- #
+
+
+def default_usage() -> dict:
+    return {
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+
+
+def _message(content: list[dict], stop_reason: str | None, model: str, usage: dict | None) -> dict:
+    full_usage = default_usage()
+    if usage:
+        full_usage.update(usage)
+    return {
+        "id": f"msg_stub_{_next_id():06d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": full_usage,
+    }
+
+
+def text_message(text: str, stop_reason: str = "end_turn", model: str = "claude-test", usage: dict | None = None) -> dict:
+    """An assistant message with a single text block."""
+    return _message([{"type": "text", "text": text}], stop_reason, model, usage)
+
+
+def tool_use_message(
+    tool_uses: list[tuple],
+    text: str | None = None,
+    stop_reason: str = "tool_use",
+    model: str = "claude-test",
+    usage: dict | None = None,
+) -> dict:
+    """An assistant message with an optional text block followed by tool_use blocks.
+
+    Each entry of ``tool_uses`` is ``(name, input)`` or ``(name, input, id)``.
+    Without an explicit id, ids are ``toolu_<n>`` with ``n`` unique within the
+    process, so multi-turn tool loops never see duplicate ids.
+    """
+    content: list[dict] = []
+    if text is not None:
+        content.append({"type": "text", "text": text})
+    for entry in tool_uses:
+        if len(entry) == 3:
+            name, tool_input, tool_id = entry
+        else:
+            name, tool_input = entry
+            tool_id = f"toolu_{_next_id()}"
+        content.append({"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
+    return _message(content, stop_reason, model, usage)
+
+
+# --------------------------------------------------------------------------- #
+# Deterministic embeddings
+# --------------------------------------------------------------------------- #
+
+
+def deterministic_embedding(text: str, dim: int = DEFAULT_EMBEDDING_DIM) -> list[float]:
+    """A unit vector of length ``dim`` derived only from ``text`` (stable across runs/processes)."""
+    values: list[float] = []
+    seed = text.encode("utf-8")
+    for block in itertools.count():
+        digest = hashlib.sha256(seed + b"\x00" + block.to_bytes(4, "big")).digest()
+        # 8 unsigned 32-bit ints per digest, mapped to [-1, 1)
+        for (n,) in struct.iter_unpack(">I", digest):
+            values.append(n / 2**31 - 1.0)
+            if len(values) == dim:
+                norm = math.sqrt(sum(v * v for v in values)) or 1.0
+                return [v / norm for v in values]
+    raise AssertionError("unreachable")
+
+
+def _voyage_default_response(request: dict) -> dict:
+    texts = request.get("input") or []
+    if isinstance(texts, str):
+        texts = [texts]
+    dim = request.get("output_dimension") or DEFAULT_EMBEDDING_DIM
+    return {
+        "object": "list",
+        "data": [
+            {"object": "embedding", "embedding": deterministic_embedding(str(t), dim), "index": i}
+            for i, t in enumerate(texts)
+        ],
+        "model": request.get("model") or "voyage-stub",
+        "usage": {"total_tokens": sum(max(1, len(str(t).split())) for t in texts)},
+    }
+
+
+# --------------------------------------------------------------------------- #
+# SSE rendering of a message
+# --------------------------------------------------------------------------- #
+
+
+def _chunks(s: str, n: int = 3) -> list[str]:
+    """Split ``s`` into (up to) ``n`` roughly equal non-empty pieces."""
+    if not s:
+        return []
+    size = max(1, math.ceil(len(s) / n))
+    return [s[i : i + size] for i in range(0, len(s), size)]
+
+
+def _sse(event: str, data: dict) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode("utf-8")
+
+
+def message_to_sse_events(message: dict) -> Iterator[tuple[str, dict]]:
+    """The event sequence the Messages API would stream for ``message``."""
+    usage = dict(default_usage(), **(message.get("usage") or {}))
+    start_usage = dict(usage, output_tokens=1)
+    start_msg = dict(message, content=[], stop_reason=None, stop_sequence=None, usage=start_usage)
+    yield "message_start", {"type": "message_start", "message": start_msg}
+    yield "ping", {"type": "ping"}
+
+    for index, block in enumerate(message.get("content") or []):
+        btype = block.get("type")
+        if btype == "text":
+            start_block = dict(block, text="")
+            deltas = [{"type": "text_delta", "text": c} for c in _chunks(block.get("text", ""))]
+        elif btype in ("tool_use", "server_tool_use"):
+            start_block = dict(block, input={})
+            deltas = [
+                {"type": "input_json_delta", "partial_json": c}
+                for c in _chunks(json.dumps(block.get("input", {})))
+            ]
+        elif btype == "thinking":
+            start_block = dict(block, thinking="", signature="")
+            deltas = [{"type": "thinking_delta", "thinking": c} for c in _chunks(block.get("thinking", ""))]
+            if block.get("signature"):
+                deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        else:  # anything else is sent whole in content_block_start
+            start_block, deltas = block, []
+        yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": start_block}
+        for delta in deltas:
+            yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+
+    yield "message_delta", {
+        "type": "message_delta",
+        "delta": {"stop_reason": message.get("stop_reason"), "stop_sequence": message.get("stop_sequence")},
+        "usage": {"output_tokens": usage["output_tokens"]},
+    }
+    yield "message_stop", {"type": "message_stop"}
+
+
+# --------------------------------------------------------------------------- #
+# Server
+# --------------------------------------------------------------------------- #
+
+_ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: "_Server"
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence stderr logging
+        pass
+
+    def do_GET(self) -> None:
+        self._handle(None)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self._handle(self.rfile.read(length) if length else b"")
+
+    def _handle(self, raw: bytes | None) -> None:
+        stub = self.server.stub
+        body: dict | None = None
+        if raw:
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = None
+        path = urlsplit(self.path).path
+        stub._record({"path": path, "method": self.command, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body})
+
+        if self.command == "POST" and path.rstrip("/") == ANTHROPIC_MESSAGES_PATH:
+            self._anthropic(stub, body or {})
+        elif self.command == "POST" and path.rstrip("/").endswith("/embeddings"):
+            self._voyage(stub, body or {})
+        else:
+            self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": f"stub: no route {self.command} {path}"}})
+
+    # -- helpers ----------------------------------------------------------- #
+
+    def _resolve(self, stub: "StubServer", queue: deque, request: dict, default: Callable[[dict], Any]) -> Any:
+        item = stub._pop(queue)
+        if item is None:
+            item = default
+        if callable(item):
+            try:
+                item = item(request)
+            except Exception:  # surface the bug both as HTTP 500 and on the stub
+                tb = traceback.format_exc()
+                stub.errors.append(tb)
+                return ("callable_error", tb)
+        return item
+
+    def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("request-id", f"req_stub_{_next_id():06d}")
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    @staticmethod
+    def _retry_headers(status: int) -> dict:
+        if status in (408, 409, 429) or status >= 500:
+            # `retry-after: 0` alone makes the anthropic client fall back to its
+            # exponential backoff (it only honours values > 0); `retry-after-ms`
+            # takes precedence there and makes retries near-instant.
+            return {"retry-after": "0", "retry-after-ms": "1"}
+        return {}
+
+    # -- anthropic --------------------------------------------------------- #
+
+    def _anthropic(self, stub: "StubServer", request: dict) -> None:
+        def default(req: dict) -> dict:
+            return text_message("stub reply", model=req.get("model") or "claude-test")
+
+        item = self._resolve(stub, stub._anthropic_queue, request, default)
+        if isinstance(item, tuple) and item[0] == "callable_error":
+            self._send_json(500, {"type": "error", "error": {"type": "api_error", "message": item[1]}}, {"x-should-retry": "false"})
+            return
+        if isinstance(item, int):
+            err_type = _ANTHROPIC_ERROR_TYPES.get(item, "api_error" if item >= 500 else "invalid_request_error")
+            self._send_json(
+                item,
+                {"type": "error", "error": {"type": err_type, "message": f"stub error {item}"}},
+                self._retry_headers(item),
+            )
+            return
+        if not isinstance(item, dict):
+            raise TypeError(f"unsupported anthropic stub item: {item!r}")
+        if request.get("stream"):
+            self._send_sse(message_to_sse_events(item))
+        else:
+            self._send_json(200, item)
+
+    def _send_sse(self, events: Iterable[tuple[str, dict]]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.send_header("request-id", f"req_stub_{_next_id():06d}")
+        self.end_headers()
+        self.close_connection = True
+        for name, data in events:
+            self.wfile.write(_sse(name, data))
+            self.wfile.flush()
+
+    # -- voyage ------------------------------------------------------------ #
+
+    def _voyage(self, stub: "StubServer", request: dict) -> None:
+        item = self._resolve(stub, stub._voyage_queue, request, _voyage_default_response)
+        if isinstance(item, tuple) and item[0] == "callable_error":
+            self._send_json(500, {"detail": item[1]})
+            return
+        if isinstance(item, int):
+            self._send_json(item, {"detail": f"stub error {item}"}, self._retry_headers(item))
+            return
+        if not isinstance(item, dict):
+            raise TypeError(f"unsupported voyage stub item: {item!r}")
+        self._send_json(200, item)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    stub: "StubServer"
+
+
+class StubServer:
+    """ThreadingHTTPServer on 127.0.0.1 (free port) served from a daemon thread.
+
+    Use as a context manager: the server starts on ``__enter__`` and is shut
+    down and closed on ``__exit__``.
+
+    Scripts are queued with :meth:`queue_anthropic` / :meth:`queue_voyage`;
+    each request consumes one item. An item is a response dict, an int HTTP
+    status (served with an API-style error body and, for retryable statuses,
+    zero-delay retry headers), or a callable ``(request_json) -> dict | int``
+    evaluated at request time. Empty queues fall back to a "stub reply" text
+    message (Anthropic) or deterministic hash-based unit vectors (Voyage).
+    """
+
+    def __init__(self) -> None:
+        self.url: str = ""
+        self.requests: list[dict] = []
+        self.errors: list[str] = []  # tracebacks from callables that raised
+        self._lock = threading.Lock()
+        self._anthropic_queue: deque = deque()
+        self._voyage_queue: deque = deque()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------- #
+
+    def start(self) -> "StubServer":
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.stub = self
+        self._server = server
+        host, port = server.server_address[:2]
+        self.url = f"http://{host}:{port}"
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="stub-server")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> "StubServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- scripting --------------------------------------------------------- #
+
+    def queue_anthropic(self, *items: Any) -> None:
+        with self._lock:
+            self._anthropic_queue.extend(items)
+
+    def queue_voyage(self, *items: Any) -> None:
+        with self._lock:
+            self._voyage_queue.extend(items)
+
+    def _pop(self, queue: deque) -> Any:
+        with self._lock:
+            return queue.popleft() if queue else None
+
+    def _record(self, entry: dict) -> None:
+        with self._lock:
+            self.requests.append(entry)
+
+    # -- inspection -------------------------------------------------------- #
+
+    def anthropic_requests(self) -> list[dict]:
+        with self._lock:
+            return [r["json"] for r in self.requests if r["path"].rstrip("/") == ANTHROPIC_MESSAGES_PATH]
+
+    def voyage_requests(self) -> list[dict]:
+        with self._lock:
+            return [r["json"] for r in self.requests if r["path"].rstrip("/").endswith("/embeddings")]
