@@ -1,0 +1,196 @@
+"""Forge's Streamlit app. Start it with `forge ui`.
+
+This file only lays out widgets and calls the same functions as the CLI
+(`Project`, `ingest_file`, `delete_file`, `reindex`, `start_turn`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import streamlit as st
+
+from pmforge.errors import ForgeError
+from pmforge.ingest.pipeline import delete_file, ingest_file, reindex
+from pmforge.models import Turn
+from pmforge.project import Project
+from pmforge.turn.orchestrator import start_turn
+from pmforge.ui import resources
+from pmforge.workspace import Workspace
+
+st.set_page_config(page_title="Forge", page_icon="🔨", layout="wide")
+ss = st.session_state
+
+
+# ---------------------------------------------------------------- sidebar: providers and projects
+
+def provider_status(services) -> None:
+    info = services.describe()
+    if services.llm.online:
+        st.caption(f"🟢 Online — {info['llm']}; embeddings {info['embeddings']}; {info['vector_store']}.")
+    else:
+        st.caption(
+            f"⚪ Running offline — {info['llm']}, embeddings {info['embeddings']}, {info['vector_store']}. "
+            "Add ANTHROPIC_API_KEY (and VOYAGE_API_KEY) to a `.env` file and restart for Claude."
+        )
+
+
+def project_picker(services) -> str | None:
+    projects = Workspace.list_projects(services.projects_root)
+    if "project" not in ss or ss.project not in projects:
+        ss.project = projects[0] if projects else None
+    if projects:
+        st.selectbox("Project", projects, key="project")
+    with st.expander("New project", expanded=not projects):
+        with st.form("new_project", clear_on_submit=True):
+            name = st.text_input("Project name", placeholder="e.g. Fresh shrink pilot")
+            if st.form_submit_button("Create project"):
+                try:
+                    created = Project.create(services, name)
+                except ForgeError as exc:
+                    st.error(str(exc))
+                else:
+                    ss.project = created.ws.slug
+                    st.rerun()
+    return ss.project
+
+
+def files_panel(project: Project) -> None:
+    st.subheader("Project Files")
+    manifest = project.project_state()
+    if not manifest.file_summaries:
+        st.caption("No files yet. Upload the DOCX or Markdown behind your product question.")
+    for f in manifest.file_summaries:
+        with st.container(border=True):
+            icon = "✅" if f.indexed else "⚠️"
+            cols = st.columns([5, 1])
+            cols[0].markdown(f"{icon} **{f.filename}**")
+            if cols[1].button("🗑", key=f"delete-{f.file_id}", help=f"Delete {f.filename}"):
+                try:
+                    st.toast(delete_file(project, f.filename))
+                except ForgeError as exc:
+                    st.error(str(exc))
+                st.rerun()
+            detail = f"{f.uploaded_at[:16].replace('T', ' ')} · {f.chunk_count} passages"
+            st.caption(detail if f.indexed else f"{detail} · {f.status}")
+            if f.summary:
+                st.caption(f.summary[:180] + ("…" if len(f.summary) > 180 else ""))
+
+    ss.setdefault("uploader_round", 0)
+    ss.setdefault("ingested", set())
+    uploads = st.file_uploader(
+        "Upload DOCX or Markdown", type=["docx", "md", "markdown"], accept_multiple_files=True,
+        key=f"uploader-{project.ws.slug}-{ss.uploader_round}",
+    )
+    fresh = []
+    for upload in uploads or []:
+        data = upload.getvalue()
+        # A rerun hands the same upload back: process each (name, content) exactly once.
+        token = (project.ws.slug, ss.uploader_round, upload.name, hashlib.sha256(data).hexdigest())
+        if token not in ss.ingested:
+            fresh.append((token, upload.name, data))
+    for token, name, data in fresh:
+        bar = st.progress(0.0, text=f"{name}: starting")
+
+        def report(stage: str, done: int, total: int, bar=bar, name=name) -> None:
+            bar.progress(min(done / total, 1.0) if total else 1.0, text=f"{name}: {stage} {done} of {total}"
+                         if stage == "Embedding" else f"{name}: {stage}")
+
+        result = ingest_file(project, name, data, report)
+        ss.ingested.add(token)
+        bar.empty()
+        (st.success if result.ok else st.error)(result.message)
+    if fresh:
+        ss.uploader_round += 1  # a fresh uploader: deleting a file later cannot re-ingest it
+        st.rerun()
+
+
+# ---------------------------------------------------------------- main area
+
+def looked_at(turn: Turn) -> None:
+    with st.expander("What Forge looked at"):
+        d = turn.routing
+        if d:
+            st.markdown(
+                f"**Routing** — action `{d.action}`, mode `{d.mode}`, probe `{d.next_probe or '—'}`, "
+                f"patterns `{', '.join(d.patterns) or '—'}`, retrieval `{'yes' if d.requires_retrieval else 'skipped'}`"
+            )
+            if d.reasoning:
+                st.caption(d.reasoning)
+        st.markdown("**Document sections:** " + (", ".join(turn.retrieved.documents) or "none"))
+        st.markdown("**Earlier turns:** " + (", ".join(map(str, turn.retrieved.conversations)) or "none"))
+        t = turn.tokens
+        st.caption(
+            f"Prompt tokens — phase A {t.phase_a}, phase B {t.phase_b}: "
+            + ", ".join(f"{k} {v}" for k, v in t.sections.items() if v)
+        )
+
+
+def ensure_indexed(project: Project) -> None:
+    """A fresh clone or another embedder: rebuild the vectors once, with progress, before chatting."""
+    checked = ss.setdefault("index_checked", set())
+    if project.ws.slug in checked:
+        return
+    reason = project.reindex_reason()
+    if reason:
+        with st.status(f"Preparing '{project.ws.slug}': {reason}…", expanded=True) as status:
+            bar = st.progress(0.0)
+            message = reindex(project, lambda stage, done, total: bar.progress(
+                min(done / total, 1.0) if total else 1.0, text=stage))
+            status.update(label=message, state="complete", expanded=False)
+    checked.add(project.ws.slug)
+
+
+def chat(project: Project) -> None:
+    state = project.state()
+    st.title(state.project_name or project.ws.slug)
+    st.caption(f"Mode {state.active_mode[-1]} · turn {state.turn_count} · "
+               f"{len(state.assumptions)} assumptions")
+    for turn in state.turns:
+        with st.chat_message("user"):
+            st.markdown(turn.user)
+        with st.chat_message("assistant"):
+            st.markdown(turn.assistant)
+            looked_at(turn)
+    if ss.get("kept_message"):
+        st.info(f"Your last message was not answered and is kept here: “{ss.kept_message}”")
+    message = st.chat_input("Tell Forge about your product question…")
+    if not message:
+        return
+    with st.chat_message("user"):
+        st.markdown(message)
+    with st.chat_message("assistant"):
+        try:
+            pending = start_turn(project, message)
+            st.write_stream(pending)
+            pending.finish()
+        except ForgeError as exc:
+            ss.kept_message = message
+            st.error(str(exc))
+            return
+    ss.kept_message = ""
+    st.rerun()
+
+
+def main() -> None:
+    try:
+        services = resources.services()
+    except ForgeError as exc:
+        st.error(str(exc))
+        return
+    with st.sidebar:
+        st.header("Forge")
+        provider_status(services)
+        slug = project_picker(services)
+        project = resources.project(slug) if slug else None
+        if project:
+            files_panel(project)
+    if project is None:
+        st.title("Forge")
+        st.write("Create a project in the sidebar to start a discovery session.")
+        return
+    ensure_indexed(project)
+    chat(project)
+
+
+main()
