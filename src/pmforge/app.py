@@ -35,6 +35,17 @@ def provider_status(services) -> None:
         )
 
 
+def _create_project(services) -> None:
+    # Runs as a callback, before the project selectbox is drawn, so it may select the new project.
+    try:
+        created = Project.create(services, ss.get("new_project_name", ""))
+    except ForgeError as exc:
+        ss.create_error = str(exc)
+    else:
+        ss.project = created.ws.slug
+        ss.create_error = ""
+
+
 def project_picker(services) -> str | None:
     projects = Workspace.list_projects(services.projects_root)
     if "project" not in ss or ss.project not in projects:
@@ -43,15 +54,10 @@ def project_picker(services) -> str | None:
         st.selectbox("Project", projects, key="project")
     with st.expander("New project", expanded=not projects):
         with st.form("new_project", clear_on_submit=True):
-            name = st.text_input("Project name", placeholder="e.g. Fresh shrink pilot")
-            if st.form_submit_button("Create project"):
-                try:
-                    created = Project.create(services, name)
-                except ForgeError as exc:
-                    st.error(str(exc))
-                else:
-                    ss.project = created.ws.slug
-                    st.rerun()
+            st.text_input("Project name", placeholder="e.g. Fresh shrink pilot", key="new_project_name")
+            st.form_submit_button("Create project", on_click=_create_project, args=(services,))
+        if ss.get("create_error"):
+            st.error(ss.create_error)
     return ss.project
 
 
@@ -82,6 +88,8 @@ def files_panel(project: Project) -> None:
         "Upload DOCX or Markdown", type=["docx", "md", "markdown"], accept_multiple_files=True,
         key=f"uploader-{project.ws.slug}-{ss.uploader_round}",
     )
+    for ok, text in ss.get("upload_notices", []):
+        (st.success if ok else st.error)(text)
     fresh = []
     for upload in uploads or []:
         data = upload.getvalue()
@@ -89,6 +97,8 @@ def files_panel(project: Project) -> None:
         token = (project.ws.slug, ss.uploader_round, upload.name, hashlib.sha256(data).hexdigest())
         if token not in ss.ingested:
             fresh.append((token, upload.name, data))
+    if fresh:
+        ss.upload_notices = []
     for token, name, data in fresh:
         bar = st.progress(0.0, text=f"{name}: starting")
 
@@ -99,7 +109,7 @@ def files_panel(project: Project) -> None:
         result = ingest_file(project, name, data, report)
         ss.ingested.add(token)
         bar.empty()
-        (st.success if result.ok else st.error)(result.message)
+        ss.upload_notices.append((result.ok, result.message))  # shown after the rerun below
     if fresh:
         ss.uploader_round += 1  # a fresh uploader: deleting a file later cannot re-ingest it
         st.rerun()

@@ -1,0 +1,94 @@
+"""The real Streamlit app, driven headless through AppTest, offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from docs import research_docx
+from streamlit.testing.v1 import AppTest
+
+import pmforge
+
+APP = str(Path(pmforge.__file__).with_name("app.py"))
+DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
+@pytest.fixture
+def app(isolated_env):
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    yield at
+    st.cache_resource.clear()
+
+
+def _sidebar_text(at: AppTest) -> str:
+    return " ".join(e.value for e in at.sidebar.markdown) + " " + " ".join(e.value for e in at.sidebar.caption)
+
+
+def _create_project(at: AppTest, name: str) -> None:
+    at.sidebar.text_input[0].set_value(name)
+    at.sidebar.button[0].click().run()  # the form's submit button
+    assert not at.exception, at.exception
+
+
+def test_offline_start_chat_upload_delete(app: AppTest):
+    assert not app.exception
+    assert "Running offline" in _sidebar_text(app)
+    _create_project(app, "Fresh Shrink Pilot")
+    assert app.sidebar.selectbox[0].value == "fresh-shrink-pilot"
+
+    app.chat_input[0].set_value("We want to cut fresh shrink in our stores by a third.").run()
+    assert not app.exception and not app.error
+    messages = app.chat_message
+    assert [m.name for m in messages] == ["user", "assistant"]
+    assert "Question 1:" in messages[1].markdown[0].value
+
+    uploader = app.sidebar.get("file_uploader")[0]
+    uploader.upload("research-q3.docx", research_docx("The Kestrel app reaches 12 percent."), DOCX_MIME).run()
+    assert not app.exception and not app.error
+    assert "research-q3.docx" in _sidebar_text(app)
+
+    # Reruns never ingest the same upload twice.
+    app.run()
+    app.run()
+    manifest_files = [b for b in app.sidebar.button if b.help and b.help.startswith("Delete")]
+    assert [b.help for b in manifest_files] == ["Delete research-q3.docx"]
+
+    manifest_files[0].click().run()
+    assert not app.exception
+    assert "research-q3.docx" not in _sidebar_text(app)
+    assert not [b for b in app.sidebar.button if b.help and b.help.startswith("Delete")]
+
+
+def test_history_restored_when_project_reopened(app: AppTest):
+    _create_project(app, "Alpha")
+    app.chat_input[0].set_value("Our VP wants fewer stockouts in produce.").run()
+    _create_project(app, "Beta")
+    assert app.sidebar.selectbox[0].value == "beta"
+    assert len(app.chat_message) == 0
+
+    app.sidebar.selectbox[0].set_value("alpha").run()
+    assert [m.name for m in app.chat_message] == ["user", "assistant"]
+    assert "fewer stockouts" in app.chat_message[0].markdown[0].value
+
+    # A brand-new session (a browser reload) restores the same history from disk.
+    st.cache_resource.clear()
+    fresh = AppTest.from_file(APP, default_timeout=120)
+    fresh.run()
+    fresh.sidebar.selectbox[0].set_value("alpha").run()
+    assert "fewer stockouts" in fresh.chat_message[0].markdown[0].value
+
+
+def test_bad_upload_shows_one_sentence_and_keeps_running(app: AppTest, isolated_env):
+    _create_project(app, "Gamma")
+    uploader = app.sidebar.get("file_uploader")[0]
+    uploader.upload("broken.docx", b"this is plain text, not a Word file", DOCX_MIME).run()
+    assert not app.exception
+    errors = [e.value for e in app.sidebar.error]
+    assert errors and "not a valid Word document" in errors[0]
+    assert (isolated_env / "projects" / "gamma" / "uploads" / "broken.docx").exists()
+    app.chat_input[0].set_value("Still here?").run()
+    assert not app.exception and len(app.chat_message) == 2
