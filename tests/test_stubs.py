@@ -8,6 +8,7 @@ import time
 import anthropic
 import pytest
 import voyageai
+import voyageai.api_resources.api_requestor
 import voyageai.error
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_none
 
@@ -25,14 +26,25 @@ WEATHER_TOOL = {
 }
 
 
+_open_clients: list[anthropic.Anthropic] = []
+
+
 @pytest.fixture
 def stub():
     with StubServer() as server:
         yield server
+        # Close client connection pools before the server goes away (avoids ResourceWarnings).
+        while _open_clients:
+            _open_clients.pop().close()
+        session = getattr(voyageai.api_resources.api_requestor._thread_context, "session", None)
+        if session is not None:
+            session.close()
 
 
 def make_client(stub: StubServer, max_retries: int = 0) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=max_retries, timeout=5.0)
+    client = anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=max_retries, timeout=5.0)
+    _open_clients.append(client)
+    return client
 
 
 def make_voyage(stub: StubServer, max_retries: int = 0) -> voyageai.Client:

@@ -144,6 +144,12 @@ def _sanitise(decision: RoutingDecision, inputs: RouteInputs, settings: Settings
     return decision
 
 
+def _fallback(inputs: RouteInputs, settings: Settings, note: str) -> RoutingDecision:
+    decision = rule_route(inputs, settings)
+    decision.reasoning = f"Fallback — {note} {decision.reasoning}"
+    return decision
+
+
 def route(llm: LLM, inputs: RouteInputs, settings: Settings) -> tuple[RoutingDecision, ChatRequest, str]:
     """Returns the decision, the Phase A request (for token accounting) and a note when the fallback decided."""
     request = build_route_request(inputs, settings)
@@ -152,7 +158,7 @@ def route(llm: LLM, inputs: RouteInputs, settings: Settings) -> tuple[RoutingDec
     except ForgeError as exc:
         note = f"Router unavailable ({exc}); the rule router decided."
         log.warning(note)
-        return rule_route(inputs, settings), request, note
+        return _fallback(inputs, settings, note), request, note
     for attempt in range(2):
         call = next((t for t in response.tool_uses if t.name == ROUTE_TOOL), None)
         try:
@@ -163,7 +169,7 @@ def route(llm: LLM, inputs: RouteInputs, settings: Settings) -> tuple[RoutingDec
             if attempt == 1:
                 note = f"Router answer invalid twice ({str(exc).splitlines()[0]}); the rule router decided."
                 log.warning(note)
-                return rule_route(inputs, settings), request, note
+                return _fallback(inputs, settings, note), request, note
             repair = request.model_copy(deep=True)
             repair.messages = request.messages + [
                 {"role": "assistant", "content": response.assistant_content() or [{"type": "text", "text": "(none)"}]},

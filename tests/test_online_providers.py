@@ -1,0 +1,150 @@
+"""The online path — real `anthropic` and `voyageai` clients — against a local HTTP stub."""
+
+from __future__ import annotations
+
+import pytest
+from stubs import StubServer, text_message, tool_use_message
+
+from pmforge.errors import ForgeError
+from pmforge.ingest.pipeline import ingest_file
+from pmforge.models import RoutingDecision
+from pmforge.project import Project, Services
+from pmforge.tools import RegisterAssumption
+from pmforge.turn.orchestrator import run_turn
+
+PLAN = b"""# Pilot plan
+
+## Scope
+The pilot covers 20 stores in the Midwest region for eight weeks.
+
+## Metrics
+Success means fresh shrink falls below 4.5 percent with no rise in out-of-stocks.
+"""
+
+ROUTE = {
+    "action": "ask_questions", "mode": "mode_1", "next_probe": "solution_problem_separation", "patterns": [],
+    "requires_retrieval": True, "retrieval_query": "pilot stores", "reasoning": "Substantive opening.",
+}
+
+
+@pytest.fixture
+def stub():
+    with StubServer() as server:
+        yield server
+
+
+@pytest.fixture
+def online(stub, monkeypatch, isolated_env):
+    import config
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-anthropic")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", stub.url)
+    monkeypatch.setenv("VOYAGE_API_KEY", "test-voyage")
+    monkeypatch.setenv("VOYAGE_BASE_URL", stub.url + "/v1")
+    monkeypatch.setenv("FORGE_ANTHROPIC_MAX_RETRIES", "2")
+    monkeypatch.setenv("FORGE_ANTHROPIC_TIMEOUT_S", "10")
+    config.get_settings.cache_clear()
+    services = Services.from_settings(config.get_settings())
+    assert services.llm.online and services.embedder.name == "voyage-3.5-lite"
+    project = Project.create(services, "Online Pilot")
+    stub.queue_anthropic(text_message("A pilot plan: 20 Midwest stores for eight weeks, shrink target 4.5%."))
+    assert ingest_file(project, "plan.md", PLAN).ok
+    stub.requests.clear()
+    return project
+
+
+def test_voyage_embeds_documents_and_queries(online: Project, stub):
+    entry = online.project_state().find("plan.md")
+    assert entry.summary.startswith("A pilot plan")  # the file summary came from the (stub) Haiku call
+    stub.queue_anthropic(tool_use_message([("route", ROUTE)]), text_message("Question 1: Who owns shrink?"))
+    run_turn(online, "How many stores are in the pilot?")
+    kinds = [r["input_type"] for r in stub.voyage_requests()]
+    assert kinds == ["query", "document"]  # the retrieval query, then the turn summary
+    assert all(r["model"] == "voyage-3.5-lite" and r["output_dimension"] == 512 for r in stub.voyage_requests())
+
+
+def test_full_turn_routing_tools_and_caching(online: Project, stub):
+    register = {"claim": "Store managers will adopt a markdown app", "type": "value", "impact": "high",
+                "confidence": "guessed", "basis": "PM's hunch"}
+    stub.queue_anthropic(
+        tool_use_message([("route", ROUTE)]),
+        tool_use_message(
+            [("register_assumption", register),
+             ("update_problem_statement", {"problem_statement": "Fresh departments lose too much to shrink."})],
+            text="What I'm hearing: shrink in fresh. [plan.md › Pilot plan > Scope]",
+        ),
+        text_message("Question 1: Who feels this most?"),
+        text_message("PM wants to cut fresh shrink; Forge asked who feels it most."),  # the turn summary
+    )
+    record = run_turn(online, "We want to cut fresh shrink. I think store managers will adopt a markdown app.")
+
+    route_req, reply_req, followup_req, summary_req = stub.anthropic_requests()
+    # Phase A: a forced tool call whose schema is the RoutingDecision model.
+    assert route_req["tool_choice"] == {"type": "tool", "name": "route"}
+    schema = RoutingDecision.model_json_schema()
+    assert route_req["tools"][0]["input_schema"]["properties"] == schema["properties"]
+    assert route_req["model"] == online.settings.phase_a_model
+    # Phase B: static prefix first and cached, schemas generated from the tool models, streamed.
+    assert reply_req["stream"] is True and reply_req["model"] == online.settings.phase_b_model
+    assert reply_req["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in reply_req["system"][1]
+    assert "Uploaded document sections" in reply_req["system"][1]["text"]
+    tools = {t["name"]: t for t in reply_req["tools"]}
+    assert tools["register_assumption"]["input_schema"]["properties"] == RegisterAssumption.model_json_schema()["properties"]
+    # Tool results went back to the model, then its final text closed the turn.
+    results = followup_req["messages"][-1]["content"]
+    assert [r["is_error"] for r in results] == [False, False]
+    assert summary_req["model"] == online.settings.summary_model
+
+    assert record.reply.startswith("What I'm hearing") and record.reply.endswith("Who feels this most?")
+    assert [c.name for c in record.tool_calls] == ["register_assumption", "update_problem_statement"]
+    state = online.state()
+    assert state.assumptions[0].claim == register["claim"] and state.assumptions[0].impact == "high"
+    assert state.problem_brief.problem_statement.startswith("Fresh departments")
+    assert state.turns[0].summary.startswith("PM wants to cut")
+    assert record.retrieved.documents  # retrieval happened with the Voyage query vector
+
+
+def test_invalid_tool_arguments_are_returned_to_the_model(online: Project, stub):
+    stub.queue_anthropic(
+        tool_use_message([("route", ROUTE)]),
+        tool_use_message([("register_assumption", {"claim": "x", "type": "vibes"})], text="Let me note that."),
+        text_message("Question 1: What makes you confident?"),
+    )
+    record = run_turn(online, "I guess people will love it.")
+    followup = stub.anthropic_requests()[2]
+    result = followup["messages"][-1]["content"][0]
+    assert result["is_error"] is True and "Invalid arguments for register_assumption" in result["content"]
+    assert record.tool_calls[0].ok is False
+    assert online.state().assumptions == []
+
+
+def test_router_repair_then_fallback(online: Project, stub):
+    bad = dict(ROUTE, action="dance")
+    stub.queue_anthropic(tool_use_message([("route", bad)]), tool_use_message([("route", ROUTE)]),
+                         text_message("Question 1: ?"))
+    record = run_turn(online, "Tell me about the pilot scope.")
+    assert record.routing.action == "ask_questions"
+    repair = stub.anthropic_requests()[1]
+    assert repair["messages"][-1]["content"][0]["is_error"] is True
+
+    stub.requests.clear()
+    stub.queue_anthropic(tool_use_message([("route", bad)]), tool_use_message([("route", bad)]),
+                         text_message("Question 1: ?"))
+    record = run_turn(online, "And the metrics?")
+    assert record.routing.action in ("ask_questions", "micro_synthesize")  # the rule router decided
+    assert record.routing.reasoning.startswith("Fallback — Router answer invalid twice")
+
+
+def test_overload_retries_then_succeeds(online: Project, stub):
+    stub.queue_anthropic(tool_use_message([("route", ROUTE)]), 529, text_message("Question 1: Who owns it?"))
+    record = run_turn(online, "Who owns shrink today?")
+    assert record.reply == "Question 1: Who owns it?"
+
+
+def test_overload_forever_fails_cleanly_with_state_unchanged(online: Project, stub):
+    before = online.ws.state_path.read_text()
+    stub.queue_anthropic(tool_use_message([("route", ROUTE)]), 529, 529, 529, 529)
+    with pytest.raises(ForgeError, match="overloaded"):
+        run_turn(online, "This message must not be lost.")
+    assert online.ws.state_path.read_text() == before
