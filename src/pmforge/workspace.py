@@ -48,11 +48,21 @@ def safe_filename(name: str) -> str:
     return f"{stem}.{ext}" if ext else stem
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write via a unique temp file in the same folder, fsync, then replace: a crash leaves old or new, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; workspace files are shared through git
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
