@@ -242,7 +242,8 @@ class FileSummary(BaseModel):
     summary: str = ""
     chunk_count: int = 0  # leaves
     parent_count: int = 0
-    sha256: str = ""
+    sha256: str = ""  # of the uploaded bytes
+    content_sha256: str = ""  # of the converted Markdown: a re-saved Word file with the same text matches
     status: str = "indexed"  # "indexed" or "not indexed: <reason>"
     note: str = ""  # e.g. a legacy-encoding fallback
 

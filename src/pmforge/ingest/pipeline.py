@@ -120,6 +120,10 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
             progress("Converting", 0, 1)
             converted = convert(name, data, int(settings.max_upload_mb * 1_000_000))
             entry.note = converted.note
+            entry.content_sha256 = hashlib.sha256(converted.markdown.encode("utf-8")).hexdigest()
+            if previous and previous.indexed and previous.content_sha256 == entry.content_sha256:
+                return IngestResult(name, True, f"{name} has the same content as before; nothing changed.", previous)
+            entry.file_id = file_id_for(name, entry.content_sha256)
             atomic_write_text(ws.converted_path(name), converted.markdown)
             progress("Chunking", 0, 1)
             sizes = ChunkSizes(settings.leaf_max_tokens, settings.parent_max_tokens, settings.merge_below_tokens)
