@@ -27,7 +27,7 @@ ROUTE_TOOL = "route"
 
 _FILLER = re.compile(
     r"^(?:(?:ok(?:ay)?|yes|yep|yeah|sure|right|got it|fine|great|good|cool|thanks?(?: you)?|sounds good|"
-    r"makes sense|that makes sense|agreed|continue|go on|go ahead|next|move on|let'?s continue|"
+    r"makes sense|that makes sense|agreed|continue|go on|go ahead|next question|next|move on|let'?s continue|"
     r"carry on|keep going|proceed|perfect|exactly|correct|noted|understood|alright|all right)"
     r"[\s,.!;:-]*)+(?:please|then|now|and)?[\s,.!]*"
     r"(?:(?:let'?s )?(?:continue|move on|go on|keep going|proceed|next))?[\s.!]*$",
