@@ -148,3 +148,28 @@ def test_overload_forever_fails_cleanly_with_state_unchanged(online: Project, st
     with pytest.raises(ForgeError, match="overloaded"):
         run_turn(online, "This message must not be lost.")
     assert online.ws.state_path.read_text() == before
+
+
+def test_voyage_rate_limits_are_retried_during_upload(online: Project, stub):
+    stub.queue_voyage(429, 429)  # then the stub's default embeddings
+    stub.queue_anthropic(text_message("Store interview notes."))
+    result = ingest_file(online, "notes.md", b"# Notes\n\nManagers print labels in the back office.\n")
+    assert result.ok, result.message
+    assert len(stub.voyage_requests()) == 3
+    assert online.store.file_ids() == {f.file_id for f in online.project_state().file_summaries if f.indexed}
+
+
+def test_voyage_outage_fails_cleanly_and_keeps_the_file(online: Project, stub, monkeypatch):
+    import config
+
+    monkeypatch.setenv("FORGE_VOYAGE_MAX_ATTEMPTS", "2")
+    config.get_settings.cache_clear()
+    project = Project.open(Services.from_settings(config.get_settings()), online.ws.slug)
+    before = project.store.ids("documents")
+    stub.queue_voyage(503, 503)
+    stub.queue_anthropic(text_message("Notes."))
+    result = ingest_file(project, "notes.md", b"# Notes\n\nManagers print labels in the back office.\n")
+    assert not result.ok and "Voyage embeddings are unavailable" in result.message
+    assert (project.ws.uploads / "notes.md").exists()
+    assert project.project_state().find("notes.md").status.startswith("not indexed")
+    assert project.store.ids("documents") == before  # nothing half-indexed

@@ -47,11 +47,18 @@ def _progress_bar(stage: str, done: int, total: int) -> None:
 
 
 def cmd_ui(args) -> int:
+    import math
+
+    from config import get_settings
+
     app = Path(__file__).with_name("app.py")
     command = [
         sys.executable, "-m", "streamlit", "run", str(app),
         "--server.port", str(args.port), "--server.headless", "true",
         "--browser.gatherUsageStats", "false", "--server.address", args.address,
+        # The uploader refuses what ingestion would refuse anyway.
+        "--server.maxUploadSize", str(max(1, math.ceil(get_settings().max_upload_mb))),
+        "--client.toolbarMode", "minimal",
     ]
     return subprocess.call(command, env=dict(os.environ))
 

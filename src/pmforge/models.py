@@ -259,7 +259,9 @@ class ProjectState(BaseModel):
     org_context: str = ""
 
     def find(self, filename: str) -> FileSummary | None:
-        return next((f for f in self.file_summaries if f.filename == filename), None)
+        """Names match case-insensitively: two names differing only in case are one file on many disks."""
+        wanted = filename.casefold()
+        return next((f for f in self.file_summaries if f.filename.casefold() == wanted), None)
 
 
 class TurnRecord(BaseModel):

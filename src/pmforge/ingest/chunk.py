@@ -63,6 +63,26 @@ def breadcrumb(filename: str, path: list[str]) -> str:
     return "[Source: " + " > ".join([filename, *path]) + "]"
 
 
+def table_header_at(markdown: str, offset: int) -> str:
+    """When `offset` falls inside a Markdown table below its header, the header and separator rows;
+    a leaf cut from the middle of a long table embeds with them so its rows keep their meaning."""
+    line_start = markdown.rfind("\n", 0, offset) + 1
+    if not markdown[line_start:offset + 1].lstrip().startswith("|"):
+        return ""
+    first = line_start
+    while first > 0:
+        prev = markdown.rfind("\n", 0, first - 1) + 1
+        if not markdown[prev:first].lstrip().startswith("|"):
+            break
+        first = prev
+    if first == line_start:
+        return ""
+    rows = markdown[first:line_start].splitlines()
+    if len(rows) < 2 or not re.match(r"^\s*\|?\s*:?-{2,}", rows[1]):
+        return ""
+    return rows[0] + "\n" + rows[1] + "\n"
+
+
 def split_sections(markdown: str) -> list[Section]:
     """Sections from each heading to the next; text before the first heading is its own section."""
     heads: list[tuple[int, int, str]] = []  # (offset, level, title)

@@ -23,7 +23,7 @@ from ..project import Project
 from ..store.collections import LeafRecord, ParentRecord
 from ..turn.remember import remember, summarize_turn
 from ..workspace import atomic_write_bytes, atomic_write_text, safe_filename
-from .chunk import ChunkSizes, Parent, breadcrumb, chunk_markdown
+from .chunk import ChunkSizes, Parent, breadcrumb, chunk_markdown, table_header_at
 from .convert import convert
 
 log = logging.getLogger(__name__)
@@ -70,8 +70,11 @@ def summarize_file(project: Project, filename: str, markdown: str) -> str:
     return text or extractive.file_summary(filename, markdown)
 
 
-def _index(project: Project, file_id: str, filename: str, parents: list[Parent], progress: Progress) -> int:
-    """Embed leaf windows (breadcrumb prepended) and store leaves and parents. Returns the leaf count."""
+def _index(
+    project: Project, file_id: str, filename: str, markdown: str, parents: list[Parent], progress: Progress
+) -> int:
+    """Embed leaf windows (breadcrumb, and a table's header rows, prepended) and store leaves and
+    parents. Returns the leaf count."""
     embedder = project.services.embedder
     leaves: list[LeafRecord] = []
     parent_records: list[ParentRecord] = []
@@ -81,8 +84,9 @@ def _index(project: Project, file_id: str, filename: str, parents: list[Parent],
         crumb = breadcrumb(filename, parent.path)
         for li, leaf in enumerate(parent.leaves):
             leaf_id = f"{pid}:l{li}"
+            context = f"{crumb}\n{table_header_at(markdown, leaf.start)}"
             for wi, window in enumerate(embedder.windows(leaf.text)):
-                leaves.append(LeafRecord(f"{leaf_id}:w{wi}", leaf_id, pid, f"{crumb}\n{window}", leaf.start, leaf.end))
+                leaves.append(LeafRecord(f"{leaf_id}:w{wi}", leaf_id, pid, context + window, leaf.start, leaf.end))
     vectors: list[list[float]] = []
     step = 32
     for i in range(0, len(leaves), step):
@@ -96,7 +100,11 @@ def _index(project: Project, file_id: str, filename: str, parents: list[Parent],
         mean = np.mean(np.array(rows), axis=0)
         parent_vectors.append((mean / (np.linalg.norm(mean) or 1.0)).tolist())
     progress("Saving", 0, 1)
-    project.store.add_file(file_id, filename, leaves, vectors, parent_records, parent_vectors)
+    try:
+        project.store.add_file(file_id, filename, leaves, vectors, parent_records, parent_vectors)
+    except Exception:
+        project.store.delete_file(file_id)  # never leave half a file searchable
+        raise
     return len({l.leaf_id for l in leaves})
 
 
@@ -111,9 +119,12 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
     sha = hashlib.sha256(data).hexdigest()
     with ws.locked():
         manifest = ws.load_project_state()
-        previous = manifest.find(name)
+        previous = manifest.find(name)  # case-insensitive: "Plan.md" replaces "plan.md"
         if previous and previous.sha256 == sha and previous.indexed:
             return IngestResult(name, True, f"{name} is already uploaded with the same content; nothing changed.", previous)
+        if previous and previous.filename != name:
+            (ws.uploads / previous.filename).unlink(missing_ok=True)
+            ws.converted_path(previous.filename).unlink(missing_ok=True)
         atomic_write_bytes(ws.uploads / name, data)  # kept whatever happens next
         entry = FileSummary(filename=name, file_id=file_id_for(name, sha), sha256=sha, uploaded_at=now_iso())
         try:
@@ -122,17 +133,25 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
             entry.note = converted.note
             entry.content_sha256 = hashlib.sha256(converted.markdown.encode("utf-8")).hexdigest()
             if previous and previous.indexed and previous.content_sha256 == entry.content_sha256:
+                previous.sha256 = sha
+                _swap_entry(project, manifest, previous, previous)
                 return IngestResult(name, True, f"{name} has the same content as before; nothing changed.", previous)
+            twin = next((f for f in manifest.file_summaries if f.indexed and f is not previous
+                         and f.content_sha256 == entry.content_sha256), None)
+            if twin:
+                entry.status = f"not indexed: same content as {twin.filename}"
+                _swap_entry(project, manifest, previous, entry)
+                return IngestResult(name, True, f"{name} has the same content as {twin.filename}, which is "
+                                    "already indexed; it is kept but not indexed twice.", entry)
             entry.file_id = file_id_for(name, entry.content_sha256)
             atomic_write_text(ws.converted_path(name), converted.markdown)
             progress("Chunking", 0, 1)
-            sizes = ChunkSizes(settings.leaf_max_tokens, settings.parent_max_tokens, settings.merge_below_tokens)
-            parents = chunk_markdown(converted.markdown, sizes)
+            parents = chunk_markdown(converted.markdown, chunk_sizes(settings))
             if not parents:
                 raise ForgeError(f"{name} has no text Forge can index.")
             progress("Summarizing", 0, 1)
             entry.summary = summarize_file(project, name, converted.markdown)
-            entry.chunk_count = _index(project, entry.file_id, name, parents, progress)
+            entry.chunk_count = _index(project, entry.file_id, name, converted.markdown, parents, progress)
             entry.parent_count = len(parents)
         except ForgeError as exc:
             entry.status = f"not indexed: {exc}"
@@ -144,9 +163,14 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
     return IngestResult(name, True, f"{verb} {name}: {entry.chunk_count} passages in {entry.parent_count} sections.", entry)
 
 
+def chunk_sizes(settings) -> ChunkSizes:
+    return ChunkSizes(settings.leaf_max_tokens, settings.parent_max_tokens, settings.merge_below_tokens)
+
+
 def _swap_entry(project: Project, manifest, previous: FileSummary | None, entry: FileSummary) -> None:
     """Record the new entry, then drop the old file's chunks (new ones are already searchable)."""
-    manifest.file_summaries = [f for f in manifest.file_summaries if f.filename != entry.filename] + [entry]
+    replaced = {entry.filename.casefold()} | ({previous.filename.casefold()} if previous else set())
+    manifest.file_summaries = [f for f in manifest.file_summaries if f.filename.casefold() not in replaced] + [entry]
     project.ws.save_project_state(manifest)
     if previous and previous.file_id != entry.file_id:
         project.store.delete_file(previous.file_id)
@@ -160,11 +184,11 @@ def delete_file(project: Project, filename: str) -> str:
         if entry is None:
             raise ForgeError(f"There is no file called '{filename}' in project '{ws.slug}'.")
         project.store.delete_file(entry.file_id)
-        manifest.file_summaries = [f for f in manifest.file_summaries if f.filename != filename]
+        manifest.file_summaries = [f for f in manifest.file_summaries if f is not entry]
         ws.save_project_state(manifest)
-        (ws.uploads / filename).unlink(missing_ok=True)
-        ws.converted_path(filename).unlink(missing_ok=True)
-    return f"Deleted {filename}."
+        (ws.uploads / entry.filename).unlink(missing_ok=True)
+        ws.converted_path(entry.filename).unlink(missing_ok=True)
+    return f"Deleted {entry.filename}."
 
 
 def reindex(project: Project, progress: Progress | None = None) -> str:
@@ -176,7 +200,7 @@ def reindex(project: Project, progress: Progress | None = None) -> str:
         manifest = ws.load_project_state()
         files = [f for f in manifest.file_summaries if f.indexed]
         settings = project.settings
-        sizes = ChunkSizes(settings.leaf_max_tokens, settings.parent_max_tokens, settings.merge_below_tokens)
+        sizes = chunk_sizes(settings)
         for i, entry in enumerate(files):
             progress(f"Re-indexing {entry.filename}", i, len(files))
             upload = ws.uploads / entry.filename
@@ -186,7 +210,7 @@ def reindex(project: Project, progress: Progress | None = None) -> str:
             converted = convert(entry.filename, upload.read_bytes(), int(settings.max_upload_mb * 1_000_000))
             atomic_write_text(ws.converted_path(entry.filename), converted.markdown)
             parents = chunk_markdown(converted.markdown, sizes)
-            entry.chunk_count = _index(project, entry.file_id, entry.filename, parents, lambda *a: None)
+            entry.chunk_count = _index(project, entry.file_id, entry.filename, converted.markdown, parents, _quiet)
             entry.parent_count = len(parents)
         ws.save_project_state(manifest)
         state = ws.load_state()
