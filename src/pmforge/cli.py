@@ -141,6 +141,20 @@ def cmd_chat(args) -> int:
     return 0
 
 
+def cmd_bench(args) -> int:
+    from . import bench
+
+    if args.what == "ingest":
+        figures = bench.bench_ingest(words=args.words)
+    else:
+        raise ForgeError(f"Unknown benchmark '{args.what}'.")
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        print(json.dumps(figures, indent=2))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="forge", description="Forge: a discovery copilot for product managers.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -176,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-m", "--message", action="append", help="a message (repeatable); default: one per stdin line")
     p.add_argument("--json", action="store_true", help="print one JSON record per turn")
     p.set_defaults(func=cmd_chat)
+
+    p = sub.add_parser("bench", help="print performance figures")
+    p.add_argument("what", choices=["ingest"])
+    p.add_argument("--words", type=int, default=15_000, help="ingest: size of the generated report")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("reindex", help="rebuild a project's vectors from uploads/ and the transcript")
     p.add_argument("project")
