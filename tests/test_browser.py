@@ -8,7 +8,7 @@ Python package; nothing is downloaded. Screenshots land in test-artifacts/browse
 from __future__ import annotations
 
 import os
-import shutil
+import re
 import signal
 import socket
 import subprocess
@@ -82,20 +82,35 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - a reused id owned by someone else
+        return False
+    return True
+
+
 def _stop(proc: subprocess.Popen) -> None:
-    """`forge ui` runs Streamlit as its child: signal the whole session we started, then kill it."""
-    if proc.poll() is not None:
-        return
-    for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+    """`forge ui` runs Streamlit as its child: stop the whole process group we started.
+
+    SIGTERM first, then SIGKILL after a grace period; returns once `forge` and Streamlit are both gone.
+    """
+    pgid = proc.pid  # start_new_session=True: the group's id is forge's pid
+    for sig, grace in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        if proc.poll() is not None and not _group_alive(pgid):
+            return
         try:
-            os.killpg(proc.pid, sig)
+            os.killpg(pgid, sig)
         except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=grace)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+            pass
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            if proc.poll() is not None and not _group_alive(pgid):
+                return
+            time.sleep(0.1)
+    proc.wait(timeout=5)
 
 
 @pytest.fixture
@@ -138,6 +153,8 @@ def forge_url(tmp_path):
 @pytest.fixture
 def page(forge_url):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for old in ARTIFACTS.glob("*.png"):  # only this run's pictures (and failure.png) remain
+        old.unlink()
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
@@ -153,7 +170,8 @@ def page(forge_url):
 # ---------------------------------------------------------------- helpers
 
 def _shot(page, name: str) -> None:
-    page.screenshot(path=str(ARTIFACTS / name))
+    # Finish the expander's opening transition and hide the blinking caret: stable pictures.
+    page.screenshot(path=str(ARTIFACTS / name), animations="disabled", caret="hide")
 
 
 def _settled(page) -> None:
@@ -166,8 +184,14 @@ def _assistant_replies(page):
 
 
 def _file_rows(sidebar, filename: str):
-    """The file list entries (not the uploader's own chip) naming `filename`."""
+    """The file list entries naming `filename` (its bold name; the uploader's own chip is not bold)."""
     return sidebar.locator("strong", has_text=filename)
+
+
+def _delete_button(sidebar, filename: str):
+    """The 🗑 button in the same row (columns) as the file's name."""
+    name = sidebar.page.locator("strong", has_text=filename)  # `has=` is matched inside each row
+    return sidebar.get_by_test_id("stHorizontalBlock").filter(has=name).get_by_role("button")
 
 
 def _send(page, message: str, expected_replies: int):
@@ -188,19 +212,29 @@ def _send(page, message: str, expected_replies: int):
 # ---------------------------------------------------------------- the journey
 
 def test_create_upload_chat_delete_in_chromium(page, tmp_path):
+    try:
+        _journey(page, tmp_path)
+    except BaseException:
+        try:
+            _shot(page, "failure.png")  # what the browser showed when the journey broke
+        except Exception:
+            pass
+        raise
+
+
+def _journey(page, tmp_path) -> None:
     sidebar = page.get_by_test_id("stSidebar")
     main = page.get_by_test_id("stMainBlockContainer")
-    expect(sidebar).to_contain_text("Running offline", timeout=WAIT)
+    expect(sidebar.get_by_text("Running offline")).to_be_visible(timeout=WAIT)
 
-    # Create a project through the sidebar form.
+    # Create a project through the sidebar form ("New project" starts open while there are none).
     name_box = sidebar.get_by_label("Project name")
-    if not name_box.is_visible():
-        sidebar.get_by_test_id("stExpander").filter(has_text="New project").locator("summary").click()
+    expect(name_box).to_be_visible(timeout=WAIT)
     name_box.fill("Browser Pilot")
     sidebar.get_by_role("button", name="Create project").click()
     expect(main.get_by_role("heading", name="Browser Pilot")).to_be_visible(timeout=WAIT)
-    expect(sidebar).to_contain_text("Project Files")
-    expect(sidebar).to_contain_text("No files yet")
+    expect(sidebar.get_by_role("heading", name="Project Files")).to_be_visible(timeout=WAIT)
+    expect(sidebar).to_contain_text("No files yet", timeout=WAIT)
     _settled(page)
     _shot(page, "01-created.png")
 
@@ -209,15 +243,16 @@ def test_create_upload_chat_delete_in_chromium(page, tmp_path):
     plan.write_text(PILOT_PLAN, encoding="utf-8")
     sidebar.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files(str(plan))
     expect(_file_rows(sidebar, FILENAME)).to_have_count(1, timeout=WAIT)
-    expect(sidebar).not_to_contain_text("No files yet")
+    expect(sidebar).not_to_contain_text("No files yet", timeout=WAIT)
     _settled(page)
     _shot(page, "02-uploaded.png")
 
-    # Ask about the file: the offline interviewer answers from it and asks its first question.
+    # Ask about the file: the offline interviewer quotes it and asks its first question.
     reply = _send(page, "How many stores are in the pilot?", expected_replies=1)
     expect(reply).to_contain_text("Question 1:")
-    expect(reply).to_contain_text(FILENAME)
+    expect(reply).to_contain_text(re.compile(r"From your files, \[" + re.escape(FILENAME) + " ›"))
     expect(reply).to_contain_text("20 stores")
+    expect(main).to_contain_text("turn 1")
     _shot(page, "03-reply.png")
 
     # What Forge looked at, under the latest reply.
@@ -227,16 +262,22 @@ def test_create_upload_chat_delete_in_chromium(page, tmp_path):
     expect(details).to_be_visible()
     expect(details).to_contain_text("Routing")
     expect(details).to_contain_text("Document sections")
+    # Let the panel finish opening, then bring its end clear of the chat input pinned at the bottom.
+    expander.evaluate("e => Promise.all(e.getAnimations({subtree: true}).map(a => a.finished))")
+    details.get_by_text("Prompt tokens").evaluate("e => e.scrollIntoView({block: 'center'})")
     _shot(page, "04-expander.png")
 
     # A second turn.
     second = _send(page, "yes", expected_replies=2)
-    expect(second.get_by_test_id("stMarkdownContainer").first).not_to_be_empty()
+    expect(second.get_by_test_id("stMarkdownContainer").first).not_to_have_text("")
     expect(page.get_by_test_id("stChatMessage")).to_have_count(4)
+    expect(main).to_contain_text("turn 2")
 
-    # Delete the file from the sidebar.
-    delete = sidebar.get_by_role("button", name="🗑")
+    # Delete the file with its 🗑 button (its tooltip names the file).
+    delete = _delete_button(sidebar, FILENAME)
     expect(delete).to_have_count(1)
+    delete.hover()
+    expect(page.get_by_role("tooltip")).to_contain_text(f"Delete {FILENAME}")
     delete.click()
     expect(_file_rows(sidebar, FILENAME)).to_have_count(0, timeout=WAIT)
     expect(sidebar).to_contain_text("No files yet", timeout=WAIT)
