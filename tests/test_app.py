@@ -59,6 +59,7 @@ def test_offline_start_chat_upload_delete(app: AppTest):
 
     manifest_files[0].click().run()
     assert not app.exception
+    assert [s.value for s in app.sidebar.success] == ["Deleted research-q3.docx."]
     assert "research-q3.docx" not in _sidebar_text(app)
     assert not [b for b in app.sidebar.button if b.help and b.help.startswith("Delete")]
 

@@ -189,7 +189,7 @@ def _file_rows(sidebar, filename: str):
 
 
 def _delete_button(sidebar, filename: str):
-    """The 🗑 button in the same row (columns) as the file's name."""
+    """The delete button in the same row (columns) as the file's name."""
     name = sidebar.page.locator("strong", has_text=filename)  # `has=` is matched inside each row
     return sidebar.get_by_test_id("stHorizontalBlock").filter(has=name).get_by_role("button")
 
@@ -273,7 +273,7 @@ def _journey(page, tmp_path) -> None:
     expect(page.get_by_test_id("stChatMessage")).to_have_count(4)
     expect(main).to_contain_text("turn 2")
 
-    # Delete the file with its 🗑 button (its tooltip names the file).
+    # Delete the file with its delete button (its tooltip names the file).
     delete = _delete_button(sidebar, FILENAME)
     expect(delete).to_have_count(1)
     delete.hover()
@@ -281,5 +281,7 @@ def _journey(page, tmp_path) -> None:
     delete.click()
     expect(_file_rows(sidebar, FILENAME)).to_have_count(0, timeout=WAIT)
     expect(sidebar).to_contain_text("No files yet", timeout=WAIT)
+    expect(sidebar).to_contain_text(f"Deleted {FILENAME}.")  # the confirmation survives the rerun
+    expect(sidebar).not_to_contain_text(f"Indexed {FILENAME}")  # the upload notice was one-shot
     _settled(page)
     _shot(page, "05-deleted.png")

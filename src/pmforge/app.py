@@ -22,16 +22,22 @@ st.set_page_config(page_title="Forge", page_icon="🔨", layout="wide")
 ss = st.session_state
 
 
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 # ---------------------------------------------------------------- sidebar: providers and projects
 
 def provider_status(services) -> None:
     info = services.describe()
     if services.llm.online:
-        st.caption(f"🟢 Online — {info['llm']}; embeddings {info['embeddings']}; {info['vector_store']}.")
+        st.caption(f":material/cloud_done: **Online** — {info['llm']}; embeddings {info['embeddings']}; "
+                   f"{info['vector_store']}.")
     else:
         st.caption(
-            f"⚪ Running offline — {info['llm']}, embeddings {info['embeddings']}, {info['vector_store']}. "
-            "Add ANTHROPIC_API_KEY (and VOYAGE_API_KEY) to a `.env` file and restart for Claude."
+            ":material/cloud_off: **Running offline** — a built-in interviewer asks the questions and a local "
+            "model searches your files; nothing leaves this machine. For Claude, put ANTHROPIC_API_KEY "
+            "(and VOYAGE_API_KEY for Voyage embeddings) in a `.env` file and restart."
         )
 
 
@@ -61,23 +67,34 @@ def project_picker(services) -> str | None:
     return ss.project
 
 
+def notify(ok: bool, text: str) -> None:
+    """Queue a message for the next run (a rerun would swallow anything shown now)."""
+    ss.setdefault("notices", []).append((ok, text))
+
+
+def show_notices() -> None:
+    for ok, text in ss.pop("notices", []):
+        (st.success if ok else st.error)(text)
+
+
 def files_panel(project: Project) -> None:
     st.subheader("Project Files")
+    show_notices()
     manifest = project.project_state()
     if not manifest.file_summaries:
         st.caption("No files yet. Upload the DOCX or Markdown behind your product question.")
     for f in manifest.file_summaries:
         with st.container(border=True):
-            icon = "✅" if f.indexed else "⚠️"
+            icon = ":material/check_circle:" if f.indexed else ":material/warning:"
             cols = st.columns([5, 1])
             cols[0].markdown(f"{icon} **{f.filename}**")
-            if cols[1].button("🗑", key=f"delete-{f.file_id}", help=f"Delete {f.filename}"):
+            if cols[1].button("", icon=":material/delete:", key=f"delete-{f.file_id}", help=f"Delete {f.filename}"):
                 try:
-                    st.toast(delete_file(project, f.filename))
+                    notify(True, delete_file(project, f.filename))
                 except ForgeError as exc:
-                    st.error(str(exc))
+                    notify(False, str(exc))
                 st.rerun()
-            detail = f"{f.uploaded_at[:16].replace('T', ' ')} · {f.chunk_count} passages"
+            detail = f"{f.uploaded_at[:16].replace('T', ' ')} · {plural(f.chunk_count, 'passage')}"
             st.caption(detail if f.indexed else f"{detail} · {f.status}")
             if f.summary:
                 st.caption(f.summary[:180] + ("…" if len(f.summary) > 180 else ""))
@@ -88,8 +105,6 @@ def files_panel(project: Project) -> None:
         "Upload DOCX or Markdown", type=["docx", "md", "markdown"], accept_multiple_files=True,
         key=f"uploader-{project.ws.slug}-{ss.uploader_round}",
     )
-    for ok, text in ss.get("upload_notices", []):
-        (st.success if ok else st.error)(text)
     fresh = []
     for upload in uploads or []:
         data = upload.getvalue()
@@ -97,8 +112,6 @@ def files_panel(project: Project) -> None:
         token = (project.ws.slug, ss.uploader_round, upload.name, hashlib.sha256(data).hexdigest())
         if token not in ss.ingested:
             fresh.append((token, upload.name, data))
-    if fresh:
-        ss.upload_notices = []
     for token, name, data in fresh:
         bar = st.progress(0.0, text=f"{name}: starting")
 
@@ -109,7 +122,7 @@ def files_panel(project: Project) -> None:
         result = ingest_file(project, name, data, report)
         ss.ingested.add(token)
         bar.empty()
-        ss.upload_notices.append((result.ok, result.message))  # shown after the rerun below
+        notify(result.ok, result.message)
     if fresh:
         ss.uploader_round += 1  # a fresh uploader: deleting a file later cannot re-ingest it
         st.rerun()
@@ -122,12 +135,12 @@ def looked_at(turn: Turn) -> None:
         d = turn.routing
         if d:
             st.markdown(
-                f"**Routing** — action `{d.action}`, mode `{d.mode}`, probe `{d.next_probe or '—'}`, "
+                f"**Routing** — action `{d.action}`, mode {d.mode[-1]}, probe `{d.next_probe or '—'}`, "
                 f"patterns `{', '.join(d.patterns) or '—'}`, retrieval `{'yes' if d.requires_retrieval else 'skipped'}`"
             )
             if d.reasoning:
                 st.caption(d.reasoning)
-        st.markdown("**Document sections:** " + (", ".join(turn.retrieved.documents) or "none"))
+        st.markdown("**Document sections:** " + ("; ".join(turn.sources) or "none"))
         st.markdown("**Earlier turns:** " + (", ".join(map(str, turn.retrieved.conversations)) or "none"))
         t = turn.tokens
         st.caption(
@@ -155,7 +168,7 @@ def chat(project: Project) -> None:
     state = project.state()
     st.title(state.project_name or project.ws.slug)
     st.caption(f"Mode {state.active_mode[-1]} · turn {state.turn_count} · "
-               f"{len(state.assumptions)} assumptions")
+               f"{plural(len(state.assumptions), 'assumption')}")
     for turn in state.turns:
         with st.chat_message("user"):
             st.markdown(turn.user)

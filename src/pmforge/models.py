@@ -205,6 +205,7 @@ class Turn(BaseModel):
     active_probe: str | None = None
     routing: RoutingDecision | None = None
     retrieved: RetrievalTrace = Field(default_factory=RetrievalTrace)
+    sources: list[str] = Field(default_factory=list)  # citations of the retrieved sections, for people
     tokens: TokenReport = Field(default_factory=TokenReport)
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     summary: str = ""

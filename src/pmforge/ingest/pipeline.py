@@ -160,7 +160,9 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
         _swap_entry(project, manifest, previous, entry)
         progress("Done", 1, 1)
     verb = "Replaced" if previous else "Indexed"
-    return IngestResult(name, True, f"{verb} {name}: {entry.chunk_count} passages in {entry.parent_count} sections.", entry)
+    passages = f"{entry.chunk_count} passage{'s' * (entry.chunk_count != 1)}"
+    sections = f"{entry.parent_count} section{'s' * (entry.parent_count != 1)}"
+    return IngestResult(name, True, f"{verb} {name}: {passages} in {sections}.", entry)
 
 
 def chunk_sizes(settings) -> ChunkSizes:

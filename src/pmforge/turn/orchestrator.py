@@ -82,6 +82,7 @@ class PendingTurn:
                 documents=[s.id for s in self.context.documents],
                 conversations=[t.turn_number for t in self.context.conversations],
             ),
+            sources=[s.citation for s in self.context.documents],
             tokens=self.tokens(),
             tool_calls=result.tool_calls,
         )
