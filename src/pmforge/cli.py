@@ -142,16 +142,17 @@ def cmd_chat(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from . import bench
-
     if args.what == "ingest":
-        figures = bench.bench_ingest(words=args.words)
+        from .bench.ingest import bench_ingest
+
+        figures = bench_ingest(words=args.words)
     else:
-        raise ForgeError(f"Unknown benchmark '{args.what}'.")
-    if args.json:
-        print(json.dumps(figures))
-    else:
-        print(json.dumps(figures, indent=2))
+        from .bench.prompt import bench_prompt
+
+        figures = bench_prompt(args.turns, chart=Path(args.chart) if args.chart else None)
+        if not args.json:
+            figures.pop("series")
+    print(json.dumps(figures) if args.json else json.dumps(figures, indent=2))
     return 0
 
 
@@ -192,8 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_chat)
 
     p = sub.add_parser("bench", help="print performance figures")
-    p.add_argument("what", choices=["ingest"])
+    p.add_argument("what", choices=["ingest", "prompt"])
     p.add_argument("--words", type=int, default=15_000, help="ingest: size of the generated report")
+    p.add_argument("--turns", type=int, default=100, help="prompt: length of the synthetic session")
+    p.add_argument("--chart", help="prompt: write a PNG chart of the three curves here")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
 

@@ -1,15 +1,15 @@
-"""`forge bench`: figures, never assertions. Each benchmark drives the real code paths."""
+"""`forge bench ingest`: a generated 30-page report through the real ingestion pipeline."""
 
 from __future__ import annotations
 
 import io
 import random
-import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from .tokens import count_tokens
+from ..tokens import count_tokens
+from .figures import spread
 
 _VOCAB = (
     "store shopper markdown shrink bakery produce dairy label printer region director budget metric pilot "
@@ -52,10 +52,10 @@ def bench_ingest(words: int = 15_000) -> dict:
     """Convert, chunk, embed and store a generated report in a throwaway project, timing each stage."""
     import config
 
-    from .ingest.chunk import chunk_markdown
-    from .ingest.convert import convert
-    from .ingest.pipeline import chunk_sizes, ingest_file
-    from .project import Project, Services
+    from ..ingest.chunk import chunk_markdown
+    from ..ingest.convert import convert
+    from ..ingest.pipeline import chunk_sizes, ingest_file
+    from ..project import Project, Services
 
     data = synthetic_docx(words=words)
     settings = config.get_settings().model_copy(update={"projects_dir": Path(tempfile.mkdtemp(prefix="forge-bench-"))})
@@ -98,14 +98,10 @@ def bench_ingest(words: int = 15_000) -> dict:
             "parents": len(parents),
             "leaves": len(leaves),
             "embedded_windows": windows,
-            "leaf_tokens": _spread(leaves),
-            "parent_tokens": _spread(parent_sizes),
+            "leaf_tokens": spread(leaves),
+            "parent_tokens": spread(parent_sizes),
         },
         "embedding_throughput_windows_per_s": round(windows / stages["Embedding"], 1) if stages.get("Embedding") else None,
     }
 
 
-def _spread(values: list[int]) -> dict:
-    if not values:
-        return {}
-    return {"min": min(values), "median": int(statistics.median(values)), "max": max(values)}

@@ -1,0 +1,1 @@
+"""`forge bench`: figures, never assertions. Each benchmark drives the real code paths."""
