@@ -21,6 +21,7 @@ from .errors import ForgeError
 from .models import ProjectState, SessionState
 
 MAX_FILENAME_CHARS = 120
+MAX_FILENAME_BYTES = 180  # disks allow 255 bytes; leave room for ".md" and temp-file affixes
 SUPPORTED_EXTENSIONS = (".md", ".markdown", ".docx")
 
 
@@ -45,6 +46,10 @@ def safe_filename(name: str) -> str:
     limit = MAX_FILENAME_CHARS - len(ext) - 1
     if len(stem) > limit:
         stem = stem[:limit].rstrip()
+    byte_limit = MAX_FILENAME_BYTES - len(ext.encode()) - 1
+    while len(stem.encode("utf-8")) > byte_limit:  # CJK and emoji take 3–4 bytes a character
+        stem = stem[:-1]
+    stem = stem.rstrip()
     return f"{stem}.{ext}" if ext else stem
 
 

@@ -80,6 +80,8 @@ def table_header_at(markdown: str, offset: int) -> str:
     rows = markdown[first:line_start].splitlines()
     if len(rows) < 2 or not re.match(r"^\s*\|?\s*:?-{2,}", rows[1]):
         return ""
+    if not rows[0].replace("|", "").strip() and len(rows) > 2:
+        return "\n".join(rows[:3]) + "\n"  # Word tables convert with an empty header; the real one is next
     return rows[0] + "\n" + rows[1] + "\n"
 
 
@@ -155,7 +157,7 @@ def _merged_path(first: list[str], second: list[str]) -> list[str]:
 def _units(markdown: str, start: int, end: int, limit: int) -> list[tuple[int, int, int]]:
     """Spans (start, end, tokens) no bigger than `limit`, cut at the coarsest boundary that works."""
     out: list[tuple[int, int, int]] = []
-    for s, e in _split_spans(markdown, start, end, r"\n[ \t]*\n"):
+    for s, e in _split_spans(markdown, start, end, r"\r?\n[ \t]*\r?\n"):
         _fit(markdown, s, e, limit, out)
     return out
 

@@ -34,7 +34,7 @@ def convert(filename: str, data: bytes, max_bytes: int) -> Converted:
     if ext not in SUPPORTED:
         raise ForgeError(f"{filename}: only .docx and .md files can be uploaded.")
     if len(data) > max_bytes:
-        raise ForgeError(f"{filename} is {len(data) / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit.")
+        raise ForgeError(f"{filename} is {human_size(len(data))}, over the {human_size(max_bytes)} upload limit.")
     if not data.strip():
         raise ForgeError(f"{filename} is empty.")
     converted = _markdown(data) if ext in MARKDOWN_EXTENSIONS else _docx(filename, data)
@@ -43,9 +43,17 @@ def convert(filename: str, data: bytes, max_bytes: int) -> Converted:
     return converted
 
 
+def human_size(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.3g} MB"
+    return f"{n / 1000:.3g} kB" if n >= 1000 else f"{n} bytes"
+
+
 def _markdown(data: bytes) -> Converted:
     if data.startswith(b"\xef\xbb\xbf"):
         return Converted(data[3:].decode("utf-8", errors="replace"))
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # Notepad's "Unicode"
+        return Converted(data.decode("utf-16", errors="replace"), note="UTF-16; read as UTF-16")
     try:
         return Converted(data.decode("utf-8"))
     except UnicodeDecodeError:
@@ -63,7 +71,9 @@ def _docx(filename: str, data: bytes) -> Converted:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             if "word/document.xml" not in zf.namelist():
                 raise ForgeError(f"{filename} is a zip archive, not a Word document.")
-    except zipfile.BadZipFile:
+    except ForgeError:
+        raise
+    except Exception:  # BadZipFile, and damaged directories raise NotImplementedError, UnicodeDecodeError, …
         raise ForgeError(f"{filename} is not a valid Word document (the file is damaged or mislabelled).") from None
     try:
         from markitdown import StreamInfo

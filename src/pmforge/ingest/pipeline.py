@@ -132,14 +132,16 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
             converted = convert(name, data, int(settings.max_upload_mb * 1_000_000))
             entry.note = converted.note
             entry.content_sha256 = hashlib.sha256(converted.markdown.encode("utf-8")).hexdigest()
-            if previous and previous.indexed and previous.content_sha256 == entry.content_sha256:
+            if (previous and previous.indexed and previous.filename == name
+                    and previous.content_sha256 == entry.content_sha256):
                 previous.sha256 = sha
                 _swap_entry(project, manifest, previous, previous)
                 return IngestResult(name, True, f"{name} has the same content as before; nothing changed.", previous)
             twin = next((f for f in manifest.file_summaries if f.indexed and f is not previous
                          and f.content_sha256 == entry.content_sha256), None)
             if twin:
-                entry.status = f"not indexed: same content as {twin.filename}"
+                ws.converted_path(name).unlink(missing_ok=True)
+                entry.status = _twin_status(twin.filename)
                 _swap_entry(project, manifest, previous, entry)
                 return IngestResult(name, True, f"{name} has the same content as {twin.filename}, which is "
                                     "already indexed; it is kept but not indexed twice.", entry)
@@ -155,6 +157,7 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
             entry.parent_count = len(parents)
         except ForgeError as exc:
             entry.status = f"not indexed: {exc}"
+            ws.converted_path(name).unlink(missing_ok=True)  # no Markdown without chunks behind it
             _swap_entry(project, manifest, previous, entry)
             return IngestResult(name, False, str(exc), entry)
         _swap_entry(project, manifest, previous, entry)
@@ -190,7 +193,17 @@ def delete_file(project: Project, filename: str) -> str:
         ws.save_project_state(manifest)
         (ws.uploads / entry.filename).unlink(missing_ok=True)
         ws.converted_path(entry.filename).unlink(missing_ok=True)
+        twins = [f.filename for f in manifest.file_summaries if f.status == _twin_status(entry.filename)]
+    # Copies that were held back as duplicates of the deleted file now stand on their own.
+    for twin in twins:
+        upload = ws.uploads / twin
+        if upload.exists():
+            ingest_file(project, twin, upload.read_bytes())
     return f"Deleted {entry.filename}."
+
+
+def _twin_status(filename: str) -> str:
+    return f"not indexed: same content as {filename}"
 
 
 def reindex(project: Project, progress: Progress | None = None) -> str:
