@@ -70,6 +70,10 @@ class Settings(BaseSettings):
 
     # --- token budgets (per prompt section) ---
     phase_a_budget: int = 2000
+    phase_a_context_block: int = 300  # Phase A's own, smaller, slices of the state
+    phase_a_routing_context: int = 150
+    phase_a_recent_turns: int = 300
+    phase_a_message: int = 250
     phase_b_budget: int = 12000
     budget_context_block: int = 600
     budget_assumptions: int = 1500

@@ -173,3 +173,14 @@ def test_voyage_outage_fails_cleanly_and_keeps_the_file(online: Project, stub, m
     assert (project.ws.uploads / "notes.md").exists()
     assert project.project_state().find("notes.md").status.startswith("not indexed")
     assert project.store.ids("documents") == before  # nothing half-indexed
+
+
+def test_tool_loop_is_capped(online: Project, stub):
+    endless = [tool_use_message([("record_probe", {"probe": "why_now"})], text=f"Round {i}.") for i in range(10)]
+    stub.queue_anthropic(tool_use_message([("route", ROUTE)]), *endless)
+    record = run_turn(online, "Why is this urgent now?")
+    rounds = online.settings.tool_loop_max_rounds
+    phase_b = [r for r in stub.anthropic_requests() if r.get("stream")]
+    assert len(phase_b) == rounds
+    assert len(record.tool_calls) == rounds
+    assert record.reply.startswith("Round 0.")

@@ -134,6 +134,10 @@ class RoutingDecision(BaseModel):
         description="False for filler turns (acknowledgements, 'continue'): no document or memory search."
     )
     retrieval_query: str = Field("", description="A short search query for documents and earlier turns.")
+    document_filter: list[str] = Field(
+        default_factory=list,
+        description="File names to search, when the PM is clearly asking about specific documents; else empty.",
+    )
     reasoning: str = Field("", description="One sentence on why.")
 
 

@@ -80,6 +80,9 @@ class Project:
         if manifest != self.store.file_ids():
             return "the vector store does not match the uploaded files (a fresh clone has no vectors)"
         state = self.state()
-        if {t.number for t in state.turns} != self.store.turn_numbers():
-            return "the conversation memory is missing turns"
-        return None
+        indexed = self.store.turn_numbers()
+        if state.turns and not indexed:
+            return "the conversation memory is empty"
+        if indexed - {t.number for t in state.turns}:
+            return "the conversation memory holds turns the transcript does not"
+        return None  # turns saved but not yet remembered are caught up by the next turn

@@ -95,7 +95,10 @@ def assemble(
     if decision.requires_retrieval:
         query = document_query(message, decision)
         vector = embedder.embed_query(query)
-        ctx.documents = store.search_documents(vector, settings.leaf_candidates, settings.document_parents)
+        file_ids = [f.file_id for f in project_state.file_summaries if f.filename in decision.document_filter]
+        ctx.documents = store.search_documents(
+            vector, settings.leaf_candidates, settings.document_parents, file_ids=file_ids or None
+        )
         s["documents"] = format_documents(ctx.documents, settings.budget_documents)
         ctx.conversations = store.search_turns(
             vector,

@@ -15,7 +15,7 @@ from ..tokens import count_tokens
 from ..tools import ToolContext
 from .assemble import AssembledContext, assemble
 from .execute import Execution, build_reply_request, prefix_tokens
-from .remember import remember, summarize_turn
+from .remember import catch_up, remember, summarize_turn
 from .route import RouteInputs, route
 
 
@@ -25,6 +25,9 @@ class PendingTurn:
         self.message = message
         settings = project.settings
         self.state = project.state()
+        if catch_up(project.store, project.services.embedder, project.services.llm, self.state, settings):
+            with project.ws.locked():
+                project.ws.save_state(self.state)
         self.project_state = project.project_state()
         self.number = self.state.turn_count + 1
         inputs = RouteInputs(self.state, self.project_state, message, self.number)

@@ -49,3 +49,16 @@ def remember(store: ProjectStore, embedder: Embedder, turn: Turn) -> None:
         summary=turn.summary,
     )
     store.upsert_turn(record, embedder.embed_documents([turn.summary])[0])
+
+
+def catch_up(store: ProjectStore, embedder: Embedder, llm: LLM, state, settings: Settings) -> list[int]:
+    """Index turns that were saved but not remembered (the process died in between). Returns their numbers."""
+    done = []
+    for turn in state.turns:
+        if not turn.indexed:
+            if not turn.summary:
+                turn.summary = summarize_turn(llm, turn.user, turn.assistant, settings)
+            remember(store, embedder, turn)
+            turn.indexed = True
+            done.append(turn.number)
+    return done

@@ -43,7 +43,8 @@ Read the compact session state and the PM's new message, then call the `route` t
 - patterns: ids of domain patterns whose signals appear in the message; only ids from the catalogue; usually none.
 - requires_retrieval: false for filler (acknowledgements such as "yes", "ok, continue", "makes sense, move on"),
   true whenever the message has content that uploaded documents or earlier turns could inform.
-- retrieval_query: a short search query (names, numbers, topics) for the documents and earlier turns."""
+- retrieval_query: a short search query (names, numbers, topics) for the documents and earlier turns.
+- document_filter: file names from "Available documents" only when the PM names specific files; else []."""
 
 
 @dataclass
@@ -101,32 +102,43 @@ def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
 
 
 def build_route_request(inputs: RouteInputs, settings: Settings) -> ChatRequest:
-    state = inputs.state
-    recent = render.recent_turns(state.turns[-2:], 500)
-    recent_text = "\n".join(f"Turn -{len(recent) - i}: PM: {u}\nForge: {a}" for i, (u, a) in enumerate(recent))
-    body = "\n\n".join(
-        part for part in (
-            render.context_block(inputs.project_state, 400),
-            "## Assumptions\n" + render.assumption_counts(state.assumptions),
-            "## Routing context\n" + render.routing_context(state, 300),
-            "## Recent turns\n" + recent_text if recent_text else "",
-            "## New message from the PM\n" + render.quote(inputs.message, 400),
-        ) if part
-    )
     schema = RoutingDecision.model_json_schema()
     schema.pop("title", None)
-    return ChatRequest(
+    request = ChatRequest(
         purpose="route",
         model=settings.phase_a_model,
         system=[
             SystemBlock(text=ROUTER_INSTRUCTIONS, cache=False, label="router"),
-            SystemBlock(text="## Catalogue\n" + catalogue_text(state.active_mode), label="catalogue"),
+            SystemBlock(text="## Catalogue\n" + catalogue_text(inputs.state.active_mode), label="catalogue"),
         ],
-        messages=[{"role": "user", "content": body}],
+        messages=[],
         tools=[ToolSpec(name=ROUTE_TOOL, description="Record the routing decision for this turn.", input_schema=schema)],
         tool_choice={"type": "tool", "name": ROUTE_TOOL},
         max_tokens=400,
         context=inputs,
+    )
+    # The state slices have their own budgets; if the whole still overflows, shrink the recent turns first.
+    for shrink in (1.0, 0.5, 0.25, 0.0):
+        request.messages = [{"role": "user", "content": _route_body(inputs, settings, shrink)}]
+        if request.token_count() <= settings.phase_a_budget:
+            break
+    return request
+
+
+def _route_body(inputs: RouteInputs, settings: Settings, shrink: float) -> str:
+    state = inputs.state
+    recent_budget = int(settings.phase_a_recent_turns * shrink)
+    recent = render.recent_turns(state.turns[-2:], recent_budget) if recent_budget >= 80 else []
+    recent_text = "\n".join(f"Turn -{len(recent) - i}: PM: {u}\nForge: {a}" for i, (u, a) in enumerate(recent))
+    return "\n\n".join(
+        part for part in (
+            render.context_block(inputs.project_state, settings.phase_a_context_block),
+            "## Assumptions\n" + render.assumption_counts(state.assumptions),
+            "## Routing context\n" + render.routing_context(state, settings.phase_a_routing_context),
+            "## Recent turns\n" + recent_text if recent_text else "",
+            "## New message from the PM\n"
+            + render.quote(inputs.message, settings.phase_a_message if shrink else settings.phase_a_message // 2),
+        ) if part
     )
 
 
@@ -136,6 +148,8 @@ def _sanitise(decision: RoutingDecision, inputs: RouteInputs, settings: Settings
     probe = find_probe(decision.next_probe) if decision.next_probe else None
     decision.next_probe = probe.id if probe else fallback.next_probe
     decision.patterns = [p.id for p in map(find_pattern, decision.patterns) if p]
+    known = {f.filename.casefold(): f.filename for f in inputs.project_state.file_summaries if f.indexed}
+    decision.document_filter = [known[n.casefold()] for n in decision.document_filter if n.casefold() in known]
     if is_filler(inputs.message):
         decision.requires_retrieval = False
         decision.retrieval_query = ""

@@ -1,0 +1,93 @@
+"""The orchestrator's promises: budgets, recency filter, memory catch-up, document filter."""
+
+from __future__ import annotations
+
+from pmforge.ingest.pipeline import ingest_file
+from pmforge.models import Assumption, FileSummary, ProjectState, SessionState, Turn
+from pmforge.project import Project
+from pmforge.tokens import count_tokens
+from pmforge.turn.assemble import assemble
+from pmforge.turn.execute import build_reply_request
+from pmforge.turn.orchestrator import run_turn
+from pmforge.turn.route import RouteInputs, build_route_request, rule_route
+
+LONG = "The store operations team believes department leads will follow a suggested list if it is short. " * 4
+
+
+def _heavy_state() -> tuple[SessionState, ProjectState]:
+    state = SessionState(project_name="Heavy")
+    state.assumptions = [
+        Assumption(id=f"A{i}", claim=f"{LONG} (assumption {i})", impact=("high", "medium", "low")[i % 3],
+                   status=("active", "at_risk", "confirmed")[i % 3], depends_on=[f"A{i - 1}"] if i > 1 else [])
+        for i in range(1, 301)
+    ]
+    state.problem_brief.problem_statement = LONG * 5
+    state.turns = [Turn(number=n, user=LONG * 3, assistant=LONG * 3) for n in range(1, 301)]
+    state.routing.conversation_summary = LONG * 10
+    state.routing.probes_fired = ["solution_problem_separation", "why_now"]
+    project_state = ProjectState(
+        org_context=LONG * 20,
+        file_summaries=[FileSummary(filename=f"file-{i:02d}.md", file_id=f"f{i}", summary=LONG) for i in range(50)],
+    )
+    return state, project_state
+
+
+def test_every_section_and_prompt_stays_within_budget(project: Project):
+    settings = project.settings
+    state, project_state = _heavy_state()
+    message = LONG * 10
+    inputs = RouteInputs(state, project_state, message, 301)
+    assert build_route_request(inputs, settings).token_count() <= settings.phase_a_budget
+
+    decision = rule_route(inputs, settings)
+    decision.patterns = ["analytics_execution_gap", "key_talent_dependency"]
+    ctx = assemble(decision, state, project_state, message, 301, project.store, project.services.embedder, settings)
+    budgets = {
+        "context_block": settings.budget_context_block, "assumptions": settings.budget_assumptions,
+        "skeleton": settings.budget_skeleton, "routing_context": settings.budget_routing_context,
+        "probe": settings.budget_probe, "recent_turns": settings.budget_recent_turns,
+    }
+    for section, budget in budgets.items():
+        assert ctx.tokens[section] <= budget, (section, ctx.tokens[section], budget)
+    assert "more (lower impact or resolved) not shown" in ctx.sections["assumptions"]
+    assert "## Available documents (50)" in ctx.sections["context_block"]  # the compact form
+    assert build_reply_request(ctx, state, settings).token_count() <= settings.phase_b_budget
+
+
+def test_recent_turns_are_never_retrieved_from_memory(project: Project):
+    messages = [f"Store {n} in Ohio reports bakery shrink of {n} percent and the VP is worried." for n in range(1, 13)]
+    for n, message in enumerate(messages, start=1):
+        record = run_turn(project, message)
+        assert all(t < n - project.settings.recent_turns for t in record.retrieved.conversations), (n, record)
+        assert record.retrieved.conversations == sorted(record.retrieved.conversations)
+    assert record.retrieved.conversations  # older turns do come back
+
+
+def test_a_turn_saved_but_not_remembered_is_caught_up(project: Project):
+    run_turn(project, "Dana Whitfield owns the shrink target for fresh departments.")
+    state = project.state()
+    state.turns.append(Turn(number=2, user="The bakery lead prints labels by hand.", assistant="Noted."))
+    project.ws.save_state(state)  # as if the process died before remembering turn 2
+    assert project.reindex_reason() is None
+    run_turn(project, "What else slows the markdown round?")
+    assert project.store.turn_numbers() == {1, 2, 3}
+    assert all(t.indexed for t in project.state().turns)
+
+
+def test_document_filter_limits_the_search(project: Project):
+    ingest_file(project, "plan.md", b"# Plan\n\nThe pilot covers 20 stores in the Midwest for eight weeks.\n")
+    ingest_file(project, "memo.md", b"# Memo\n\nThe pilot budget is 200 thousand dollars, signed by finance.\n")
+    state, project_state = project.state(), project.project_state()
+    inputs = RouteInputs(state, project_state, "What does the memo say about the pilot?", 1)
+    decision = rule_route(inputs, project.settings)
+    decision.document_filter = ["memo.md"]
+    ctx = assemble(decision, state, project_state, inputs.message, 1, project.store,
+                   project.services.embedder, project.settings)
+    assert {s.filename for s in ctx.documents} == {"memo.md"}
+
+
+def test_prompt_tokens_count_system_tools_and_messages(project: Project):
+    record = run_turn(project, "We want to cut fresh shrink.")
+    sections = record.tokens.sections
+    assert record.tokens.phase_b >= sections["static_prefix"] + sections["message"]
+    assert sections["static_prefix"] > count_tokens("You are Forge")
