@@ -156,6 +156,29 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def cmd_eval(args) -> int:
+    from config import get_settings
+
+    from . import evaluation
+
+    settings = get_settings()
+    if args.what == "docs":
+        if not (args.corpus and args.questions):
+            raise ForgeError("forge eval docs needs --corpus DIR and --questions FILE.jsonl.")
+        figures = evaluation.eval_docs(Path(args.corpus), Path(args.questions), args.k, args.retriever, settings)
+    else:
+        if not (args.conversation and args.questions):
+            raise ForgeError("forge eval memory needs --conversation FILE.jsonl and --questions FILE.jsonl.")
+        figures = evaluation.eval_memory(Path(args.conversation), Path(args.questions), args.k, args.retriever, settings)
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        width = max(map(len, figures))
+        for key, value in figures.items():
+            print(f"{key:<{width}}  {value}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="forge", description="Forge: a discovery copilot for product managers.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -191,6 +214,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-m", "--message", action="append", help="a message (repeatable); default: one per stdin line")
     p.add_argument("--json", action="store_true", help="print one JSON record per turn")
     p.set_defaults(func=cmd_chat)
+
+    p = sub.add_parser("eval", help="measure retrieval quality on a labelled set")
+    p.add_argument("what", choices=["docs", "memory"])
+    p.add_argument("--corpus", help="docs: a folder of .md/.docx files")
+    p.add_argument("--conversation", help="memory: JSONL rows {id, role, text}")
+    p.add_argument("--questions", help="JSONL questions with references (docs) or evidence (memory)")
+    p.add_argument("-k", type=int, default=4, help="sections or turns retrieved per question")
+    p.add_argument("--retriever", default="vector", help="vector (bm25 and hybrid come with keyword search)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("bench", help="print performance figures")
     p.add_argument("what", choices=["ingest", "prompt"])

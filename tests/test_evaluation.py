@@ -1,0 +1,84 @@
+"""`forge eval`: DESIGN.md's formats and metrics, on cases whose answers are known."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from pmforge.evaluation import conversation_turns
+
+PLAN = """# Pilot plan
+
+## Scope
+The pilot covers 20 stores in the Midwest region for eight weeks.
+
+## Budget
+Finance approved a budget of 200 thousand dollars for hardware and training.
+"""
+MEMO = """# Staffing memo
+
+Weekend shifts run two people short, so the afternoon markdown walk is often skipped.
+"""
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _forge(*args):
+    done = subprocess.run([sys.executable, "-m", "pmforge.cli", *args], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_conversation_rows_group_into_turns():
+    rows = [{"id": "s", "role": "assistant", "text": "Welcome."},
+            {"id": "u1", "role": "user", "text": "Hi"}, {"id": "a1", "role": "assistant", "text": "Hello"},
+            {"id": "a1b", "role": "assistant", "text": "More"}, {"id": "u2", "role": "user", "text": "Bye"}]
+    turns = conversation_turns(rows)
+    assert [ids for _, ids in turns] == [{"s"}, {"u1", "a1", "a1b"}, {"u2"}]
+    assert turns[1][0].assistant == "Hello\nMore" and turns[2][0].assistant == ""
+
+
+def test_eval_docs_metrics(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "plan.md").write_text(PLAN)
+    (corpus / "memo.md").write_text(MEMO)
+    gold = "The pilot covers 20 stores in the Midwest region for eight weeks."
+    start = PLAN.index(gold)
+    questions = _jsonl(tmp_path / "q.jsonl", [
+        {"id": "q1", "question": "How many stores does the pilot cover, and where?",
+         "references": [{"file": "plan.md", "start": start, "end": start + len(gold)}]},
+    ])
+    result = _forge("eval", "docs", "--corpus", str(corpus), "--questions", str(questions), "-k", "1", "--json")
+    assert result["k"] == 1 and result["n"] == 1
+    assert result["recall"] == 1.0 and result["mrr"] == 1.0
+    # The whole small plan is one section: precision is the gold share of it.
+    assert result["precision"] == round(len(gold) / len(PLAN.strip()), 4)
+    assert result["mean_context_tokens"] > 0
+
+
+def test_eval_memory_recall(tmp_path):
+    conversation = _jsonl(tmp_path / "c.jsonl", [
+        {"id": "r1", "role": "user", "text": "Our pilot budget is 200 thousand dollars."},
+        {"id": "r2", "role": "assistant", "text": "Who signs off on it?"},
+        {"id": "r3", "role": "user", "text": "The SVP of operations, Dana Whitfield, signs off."},
+        {"id": "r4", "role": "assistant", "text": "Understood."},
+        {"id": "r5", "role": "user", "text": "Bakery labels are printed in the back office."},
+    ])
+    questions = _jsonl(tmp_path / "q.jsonl", [
+        {"id": "m1", "question": "Who signs off, Dana Whitfield?", "evidence": ["r3"]},
+        {"id": "m2", "question": "What is the pilot budget in dollars?", "evidence": ["r1", "r2"]},
+    ])
+    result = _forge("eval", "memory", "--conversation", str(conversation), "--questions", str(questions),
+                    "-k", "1", "--json")
+    assert result == {**result, "k": 1, "n": 2, "recall": 1.0}
+
+
+def test_unknown_retriever_is_one_sentence(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "pmforge.cli", "eval", "memory", "--conversation", "x",
+                           "--questions", "y", "--retriever", "bm25"], capture_output=True, text=True)
+    assert done.returncode == 1 and "Traceback" not in done.stderr and "not available yet" in done.stderr
