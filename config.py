@@ -56,12 +56,17 @@ class Settings(BaseSettings):
     max_upload_mb: float = 20.0
 
     # --- retrieval ---
+    document_retriever: Literal["vector", "bm25", "hybrid"] = "hybrid"
+    conversation_retriever: Literal["vector", "bm25", "hybrid"] = "hybrid"
+    rrf_k: int = 60
+    vector_weight: float = 1.0
+    keyword_weight: float = 1.0
     leaf_candidates: int = 12  # leaf windows fetched before deduplicating by parent
     document_parents: int = 4
     conversation_candidates: int = 8
     conversation_turns: int = 3
     recent_turns: int = 3  # always-on conversational window
-    probe_boost: float = 0.05  # distance bonus for turns of the active probe
+    probe_boost: float = 0.1  # relative score bonus for earlier turns of the active probe
 
     # --- the turn ---
     tool_loop_max_rounds: int = 4

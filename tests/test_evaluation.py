@@ -80,5 +80,5 @@ def test_eval_memory_recall(tmp_path):
 
 def test_unknown_retriever_is_one_sentence(tmp_path):
     done = subprocess.run([sys.executable, "-m", "pmforge.cli", "eval", "memory", "--conversation", "x",
-                           "--questions", "y", "--retriever", "bm25"], capture_output=True, text=True)
-    assert done.returncode == 1 and "Traceback" not in done.stderr and "not available yet" in done.stderr
+                           "--questions", "y", "--retriever", "fuzzy"], capture_output=True, text=True)
+    assert done.returncode == 1 and "Traceback" not in done.stderr and "unknown" in done.stderr

@@ -591,3 +591,17 @@ def test_instructions_inside_a_document_are_just_text(project: Project, filename
     assert injection in _unescape_markdown(hit.text)
     assert project.state().turns == []  # nothing but the manifest and the store changed
     assert_consistent(project)
+
+
+def test_decompression_bomb_is_refused(project: Project):
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("[Content_Types].xml", "<Types/>")
+        zf.writestr("word/document.xml", b"<w:document/>")
+        zf.writestr("word/media/huge.bin", b"\0" * 450_000_000)
+    result = ingest_file(project, "bomb.docx", buffer.getvalue())
+    assert not result.ok and "more than Forge will open" in result.message
+    assert project.store.file_ids() == set()

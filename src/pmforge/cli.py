@@ -165,11 +165,13 @@ def cmd_eval(args) -> int:
     if args.what == "docs":
         if not (args.corpus and args.questions):
             raise ForgeError("forge eval docs needs --corpus DIR and --questions FILE.jsonl.")
-        figures = evaluation.eval_docs(Path(args.corpus), Path(args.questions), args.k, args.retriever, settings)
+        retriever = args.retriever or settings.document_retriever
+        figures = evaluation.eval_docs(Path(args.corpus), Path(args.questions), args.k, retriever, settings)
     else:
         if not (args.conversation and args.questions):
             raise ForgeError("forge eval memory needs --conversation FILE.jsonl and --questions FILE.jsonl.")
-        figures = evaluation.eval_memory(Path(args.conversation), Path(args.questions), args.k, args.retriever, settings)
+        retriever = args.retriever or settings.conversation_retriever
+        figures = evaluation.eval_memory(Path(args.conversation), Path(args.questions), args.k, retriever, settings)
     if args.json:
         print(json.dumps(figures))
     else:
@@ -221,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--conversation", help="memory: JSONL rows {id, role, text}")
     p.add_argument("--questions", help="JSONL questions with references (docs) or evidence (memory)")
     p.add_argument("-k", type=int, default=4, help="sections or turns retrieved per question")
-    p.add_argument("--retriever", default="vector", help="vector (bm25 and hybrid come with keyword search)")
+    p.add_argument("--retriever", default=None, help="vector, bm25 or hybrid (default: the app's setting)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval)
 

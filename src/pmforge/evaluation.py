@@ -20,12 +20,12 @@ from .ingest.convert import SUPPORTED, extension
 from .ingest.pipeline import ingest_file
 from .models import RetrievedTurn, Turn
 from .project import Project, Services
+from .retrieval import RETRIEVERS, Query, find_sections, find_turns
 from .tokens import count_tokens
 from .turn.assemble import format_turns
 from .turn.remember import remember, summarize_turn
 from .workspace import safe_filename
 
-RETRIEVERS = ("vector",)
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -45,7 +45,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 def _check_retriever(retriever: str) -> None:
     if retriever not in RETRIEVERS:
-        raise ForgeError(f"Retriever '{retriever}' is not available yet; use one of: {', '.join(RETRIEVERS)}.")
+        raise ForgeError(f"Retriever '{retriever}' is unknown; use one of: {', '.join(RETRIEVERS)}.")
 
 
 def _scratch_project(settings: Settings, name: str) -> Project:
@@ -94,9 +94,7 @@ def eval_docs(corpus: Path, questions: Path, k: int, retriever: str, settings: S
         for ref in row["references"]:
             gold.setdefault(safe_filename(ref["file"]), []).append((int(ref["start"]), int(ref["end"])))
         gold = {f: _merge(r) for f, r in gold.items()}
-        sections = project.store.search_documents(
-            embedder.embed_query(row["question"]), max(settings.leaf_candidates, 3 * k), k
-        )
+        sections = find_sections(project.store, Query(row["question"], embedder), k, retriever, settings)
         got: dict[str, list[tuple[int, int]]] = {}
         for s in sections:
             got.setdefault(s.filename, []).append((s.start, s.end))
@@ -150,8 +148,8 @@ def eval_memory(conversation: Path, questions: Path, k: int, retriever: str, set
     questions_rows = read_jsonl(questions)
     recalls, context = [], []
     for row in questions_rows:
-        found: list[RetrievedTurn] = project.store.search_turns(
-            services.embedder.embed_query(row["question"]), max(settings.conversation_candidates, k), k
+        found: list[RetrievedTurn] = find_turns(
+            project.store, Query(row["question"], services.embedder), k, retriever, settings
         )
         inside = set().union(*(rows_of[t.turn_number] for t in found)) if found else set()
         evidence = set(row["evidence"])

@@ -51,7 +51,9 @@ class Project:
         client, shared = client_for(workspace.vectordb, services.settings)
         # On a shared server, collection names carry the project so projects never collide.
         prefix = f"{workspace.slug}-" if shared else ""
-        self.store = ProjectStore(client, services.embedder.signature, prefix=prefix)
+        self.store = ProjectStore(
+            client, services.embedder.signature, keyword_dir=workspace.vectordb / "keyword", prefix=prefix
+        )
 
     @classmethod
     def open(cls, services: Services, name: str) -> "Project":

@@ -15,6 +15,7 @@ MARKDOWN_EXTENSIONS = (".md", ".markdown")
 DOCX_EXTENSIONS = (".docx",)
 SUPPORTED = MARKDOWN_EXTENSIONS + DOCX_EXTENSIONS
 
+MAX_UNPACKED_BYTES = 400_000_000
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
 
@@ -71,6 +72,9 @@ def _docx(filename: str, data: bytes) -> Converted:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             if "word/document.xml" not in zf.namelist():
                 raise ForgeError(f"{filename} is a zip archive, not a Word document.")
+            unpacked = sum(info.file_size for info in zf.infolist())
+            if unpacked > MAX_UNPACKED_BYTES:  # a decompression bomb, or a Word file stuffed with media
+                raise ForgeError(f"{filename} unpacks to {human_size(unpacked)}, more than Forge will open.")
     except ForgeError:
         raise
     except Exception:  # BadZipFile, and damaged directories raise NotImplementedError, UnicodeDecodeError, …

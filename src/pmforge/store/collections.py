@@ -10,8 +10,11 @@ from dataclasses import dataclass, field
 
 import chromadb
 
+from pathlib import Path
+
 from ..errors import ForgeError
 from ..models import RetrievedSection, RetrievedTurn
+from .keyword import KeywordIndex
 
 DOCUMENTS, PARENTS, CONVERSATIONS = "documents", "document_parents", "conversations"
 
@@ -21,6 +24,7 @@ class StoreStats:
     """Counters the tests and benchmarks read (a filler turn must make zero vector queries)."""
 
     vector_queries: int = 0
+    keyword_queries: int = 0
     by_collection: dict[str, int] = field(default_factory=dict)
 
     def count(self, name: str) -> None:
@@ -52,12 +56,21 @@ class EmbedderMismatch(ForgeError):
 
 
 class ProjectStore:
-    def __init__(self, client: chromadb.ClientAPI, embedder_signature: str, prefix: str = ""):
+    """Chroma collections plus their keyword indexes, changed together."""
+
+    def __init__(self, client: chromadb.ClientAPI, embedder_signature: str, keyword_dir: Path, prefix: str = ""):
         self.client = client
         self.signature = embedder_signature
         self.prefix = prefix
         self.stats = StoreStats()
         self._collections: dict[str, chromadb.Collection] = {}
+        self._keyword_dir = Path(keyword_dir)
+        self._keyword: dict[str, KeywordIndex] = {}
+
+    def keyword(self, name: str) -> KeywordIndex:
+        if name not in self._keyword:
+            self._keyword[name] = KeywordIndex(self._keyword_dir, name)
+        return self._keyword[name]
 
     # ---- collections
     def _name(self, name: str) -> str:
@@ -94,6 +107,8 @@ class ProjectStore:
             if self._name(name) in existing:
                 self.client.delete_collection(self._name(name))
         self._collections.clear()
+        for name in (DOCUMENTS, CONVERSATIONS):
+            self.keyword(name).clear()
 
     def _batched_add(self, col: chromadb.Collection, **columns) -> None:
         size = self.client.get_max_batch_size()
@@ -129,10 +144,15 @@ class ProjectStore:
                 for l in leaves
             ],
         )
+        self.keyword(DOCUMENTS).upsert(
+            [l.id for l in leaves], [l.text for l in leaves],
+            [{"file_id": file_id, "parent_id": l.parent_id} for l in leaves],
+        )
 
     def delete_file(self, file_id: str) -> None:
         for name in (DOCUMENTS, PARENTS):
             self.collection(name).delete(where={"file_id": file_id})
+        self.keyword(DOCUMENTS).delete_where("file_id", file_id)
 
     def file_ids(self) -> set[str]:
         got = self.collection(PARENTS).get(include=["metadatas"])
@@ -141,9 +161,10 @@ class ProjectStore:
     def ids(self, name: str) -> set[str]:
         return set(self.collection(name).get(include=[])["ids"])
 
-    def search_documents(
-        self, query_vector: list[float], leaf_candidates: int, parents: int, file_ids: list[str] | None = None
-    ) -> list[RetrievedSection]:
+    def vector_parents(
+        self, query_vector: list[float], leaf_candidates: int, file_ids: list[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """Parent ids ranked by their best leaf's cosine similarity."""
         leaves = self.collection(DOCUMENTS)
         if leaves.count() == 0:
             return []
@@ -157,31 +178,43 @@ class ProjectStore:
         )
         best: dict[str, float] = {}
         for meta, dist in zip(hits["metadatas"][0], hits["distances"][0]):
-            pid = meta["parent_id"]
-            best[pid] = min(dist, best.get(pid, 2.0))
-        ranked = sorted(best, key=best.get)[:parents]
+            best[meta["parent_id"]] = max(1.0 - dist, best.get(meta["parent_id"], -1.0))
+        return sorted(best.items(), key=lambda kv: kv[1], reverse=True)
+
+    def keyword_parents(
+        self, query: str, leaf_candidates: int, file_ids: list[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """Parent ids ranked by their best leaf's BM25 score."""
+        allowed = set(file_ids) if file_ids else None
+        self.stats.keyword_queries += 1
+        hits = self.keyword(DOCUMENTS).search(
+            query, leaf_candidates, (lambda m: m["file_id"] in allowed) if allowed else None
+        )
+        best: dict[str, float] = {}
+        for _, score, meta in hits:
+            best[meta["parent_id"]] = max(score, best.get(meta["parent_id"], 0.0))
+        return sorted(best.items(), key=lambda kv: kv[1], reverse=True)
+
+    def get_parents(self, ranked: list[tuple[str, float]]) -> list[RetrievedSection]:
+        """The sections for (parent id, score) pairs, in the given order."""
         if not ranked:
             return []
-        got = self.collection(PARENTS).get(ids=ranked, include=["documents", "metadatas"])
+        got = self.collection(PARENTS).get(ids=[pid for pid, _ in ranked], include=["documents", "metadatas"])
         by_id = {i: (doc, meta) for i, doc, meta in zip(got["ids"], got["documents"], got["metadatas"])}
-        out = []
-        for pid in ranked:
-            if pid not in by_id:
-                continue
-            doc, meta = by_id[pid]
-            out.append(
-                RetrievedSection(
-                    id=pid,
-                    file_id=meta["file_id"],
-                    filename=meta["filename"],
-                    section=meta.get("section", ""),
-                    start=meta["start"],
-                    end=meta["end"],
-                    text=doc,
-                    score=round(1.0 - best[pid], 4),
-                )
+        return [
+            RetrievedSection(
+                id=pid, file_id=by_id[pid][1]["file_id"], filename=by_id[pid][1]["filename"],
+                section=by_id[pid][1].get("section", ""), start=by_id[pid][1]["start"], end=by_id[pid][1]["end"],
+                text=by_id[pid][0], score=round(score, 4),
             )
-        return out
+            for pid, score in ranked if pid in by_id
+        ]
+
+    def search_documents(
+        self, query_vector: list[float], leaf_candidates: int, parents: int, file_ids: list[str] | None = None
+    ) -> list[RetrievedSection]:
+        """Vector search alone: leaves searched, parents returned, deduplicated."""
+        return self.get_parents(self.vector_parents(query_vector, leaf_candidates, file_ids)[:parents])
 
     # ---- conversations
     def upsert_turn(self, turn: RetrievedTurn, vector: list[float]) -> None:
@@ -193,47 +226,55 @@ class ProjectStore:
         self.collection(CONVERSATIONS).upsert(
             ids=[f"turn-{turn.turn_number}"], embeddings=[vector], documents=[turn.summary], metadatas=[meta]
         )
+        # Keywords index the raw words too: a name said in passing may not survive a summary.
+        self.keyword(CONVERSATIONS).upsert(
+            [f"turn-{turn.turn_number}"], [f"{turn.summary}\n{turn.user}\n{turn.assistant}"],
+            [{"turn_number": turn.turn_number}],
+        )
 
     def turn_numbers(self) -> set[int]:
         got = self.collection(CONVERSATIONS).get(include=["metadatas"])
         return {m["turn_number"] for m in got["metadatas"]}
 
-    def search_turns(
-        self,
-        query_vector: list[float],
-        candidates: int,
-        k: int,
-        before_turn: int | None = None,
-        boost_probe: str | None = None,
-        boost: float = 0.0,
-    ) -> list[RetrievedTurn]:
-        """The k most relevant earlier turns, returned in chronological order."""
+    def vector_turns(
+        self, query_vector: list[float], candidates: int, before_turn: int | None = None
+    ) -> list[tuple[int, float]]:
+        """Turn numbers ranked by summary similarity."""
         col = self.collection(CONVERSATIONS)
         if col.count() == 0:
             return []
         where = {"turn_number": {"$lt": before_turn}} if before_turn is not None else None
         self.stats.count(CONVERSATIONS)
         hits = col.query(
-            query_embeddings=[query_vector],
-            n_results=min(candidates, col.count()),
-            where=where,
-            include=["metadatas", "distances", "documents"],
+            query_embeddings=[query_vector], n_results=min(candidates, col.count()), where=where,
+            include=["metadatas", "distances"],
         )
-        found = []
-        for meta, dist, summary in zip(hits["metadatas"][0], hits["distances"][0], hits["documents"][0]):
-            adjusted = dist - (boost if boost_probe and meta.get("active_probe") == boost_probe else 0.0)
-            found.append((adjusted, meta, summary))
-        found.sort(key=lambda row: row[0])
-        chosen = [
+        return [(m["turn_number"], 1.0 - d) for m, d in zip(hits["metadatas"][0], hits["distances"][0])]
+
+    def keyword_turns(self, query: str, candidates: int, before_turn: int | None = None) -> list[tuple[int, float]]:
+        self.stats.keyword_queries += 1
+        allow = (lambda m: m["turn_number"] < before_turn) if before_turn is not None else None
+        return [(m["turn_number"], s) for _, s, m in self.keyword(CONVERSATIONS).search(query, candidates, allow)]
+
+    def get_turns(self, ranked: list[tuple[int, float]]) -> list[RetrievedTurn]:
+        if not ranked:
+            return []
+        got = self.collection(CONVERSATIONS).get(
+            ids=[f"turn-{n}" for n, _ in ranked], include=["metadatas", "documents"]
+        )
+        by_number = {m["turn_number"]: (m, doc) for m, doc in zip(got["metadatas"], got["documents"])}
+        return [
             RetrievedTurn(
-                turn_number=meta["turn_number"],
-                active_probe=meta.get("active_probe"),
-                active_mode=meta.get("active_mode"),
-                user=meta.get("user", ""),
-                assistant=meta.get("assistant", ""),
-                summary=summary or "",
-                score=round(1.0 - dist, 4),
+                turn_number=n, active_probe=by_number[n][0].get("active_probe"),
+                active_mode=by_number[n][0].get("active_mode"), user=by_number[n][0].get("user", ""),
+                assistant=by_number[n][0].get("assistant", ""), summary=by_number[n][1] or "", score=round(score, 4),
             )
-            for dist, meta, summary in found[:k]
+            for n, score in ranked if n in by_number
         ]
-        return sorted(chosen, key=lambda t: t.turn_number)
+
+    def search_turns(
+        self, query_vector: list[float], candidates: int, k: int, before_turn: int | None = None
+    ) -> list[RetrievedTurn]:
+        """Vector search alone: the k most similar earlier turns, in chronological order."""
+        turns = self.get_turns(self.vector_turns(query_vector, candidates, before_turn)[:k])
+        return sorted(turns, key=lambda t: t.turn_number)

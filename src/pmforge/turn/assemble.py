@@ -14,6 +14,7 @@ from config import Settings
 
 from ..embed import Embedder
 from ..knowledge import find_pattern, find_probe
+from ..retrieval import Query, find_sections, find_turns
 from ..models import ProjectState, RetrievedSection, RetrievedTurn, RoutingDecision, SessionState, Turn
 from ..store.collections import ProjectStore
 from ..tokens import count_tokens, truncate_to_tokens
@@ -93,20 +94,15 @@ def assemble(
     s["probe"] = truncate_to_tokens("\n\n".join(lookups), settings.budget_probe)
 
     if decision.requires_retrieval:
-        query = document_query(message, decision)
-        vector = embedder.embed_query(query)
+        query = Query(document_query(message, decision), embedder)
         file_ids = [f.file_id for f in project_state.file_summaries if f.filename in decision.document_filter]
-        ctx.documents = store.search_documents(
-            vector, settings.leaf_candidates, settings.document_parents, file_ids=file_ids or None
+        ctx.documents = find_sections(
+            store, query, settings.document_parents, settings.document_retriever, settings, file_ids or None
         )
         s["documents"] = format_documents(ctx.documents, settings.budget_documents)
-        ctx.conversations = store.search_turns(
-            vector,
-            settings.conversation_candidates,
-            settings.conversation_turns,
-            before_turn=turn_number - settings.recent_turns,
-            boost_probe=decision.next_probe,
-            boost=settings.probe_boost,
+        ctx.conversations = find_turns(
+            store, query, settings.conversation_turns, settings.conversation_retriever, settings,
+            before_turn=turn_number - settings.recent_turns, boost_probe=decision.next_probe,
         )
         s["conversations"] = format_turns(ctx.conversations, settings.budget_conversations)
 

@@ -1,0 +1,117 @@
+"""BM25 keyword index for one collection, kept in step with it by `ProjectStore`.
+
+Pure semantic search misses exact tokens — acronyms, product codes, people's
+names — which PMs ask about. The corpus (ids, tokens, metadata) is saved in the
+workspace's `vectordb/keyword/`; the BM25 matrix is built when the corpus is
+loaded or changed, never per query.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+from typing import Callable
+
+import bm25s
+import numpy as np
+
+from ..workspace import atomic_write_text
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:[-_.'][a-z0-9]+)*")
+STOPWORDS = frozenset(
+    "a an and are as at be been but by can could did do does for from had has have he her his how i if in into is "
+    "it its me my no not of on or our she so than that the their them then there these they this those to was we "
+    "were what when where which who whom why will with would you your about also just any all".split()
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case words; a compound like `ZX-42` or `A/B` yields itself and its parts, so both spellings match."""
+    out: list[str] = []
+    for match in _TOKEN.finditer(text.lower()):
+        token = match.group()
+        parts = re.split(r"[-_.']", token)
+        if len(parts) > 1:
+            out.append(token)
+        out.extend(p for p in parts if p not in STOPWORDS and (len(p) > 1 or p.isdigit()))
+    return out
+
+
+class KeywordIndex:
+    def __init__(self, folder: Path, name: str):
+        self.path = Path(folder) / f"{name}.json"
+        self._lock = threading.Lock()
+        self._ids: list[str] = []
+        self._tokens: list[list[str]] = []
+        self._meta: list[dict] = []
+        self._bm25: bm25s.BM25 | None = None
+        self._load()
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def ids(self) -> set[str]:
+        return set(self._ids)
+
+    def _load(self) -> None:
+        if self.path.exists():
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            self._ids, self._tokens, self._meta = data["ids"], data["tokens"], data["meta"]
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        self._bm25 = None
+        if self._ids:
+            bm25 = bm25s.BM25()
+            # An empty token list would break the matrix; a placeholder keeps positions aligned and never matches.
+            bm25.index([t or ["\u2400"] for t in self._tokens], show_progress=False)
+            self._bm25 = bm25
+
+    def _save(self) -> None:
+        payload = {"ids": self._ids, "tokens": self._tokens, "meta": self._meta}
+        atomic_write_text(self.path, json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
+
+    def upsert(self, ids: list[str], texts: list[str], metas: list[dict]) -> None:
+        with self._lock:
+            replaced = set(ids)
+            keep = [i for i, existing in enumerate(self._ids) if existing not in replaced]
+            self._ids = [self._ids[i] for i in keep] + list(ids)
+            self._tokens = [self._tokens[i] for i in keep] + [tokenize(t) for t in texts]
+            self._meta = [self._meta[i] for i in keep] + list(metas)
+            self._rebuild()
+            self._save()
+
+    def delete_where(self, key: str, value) -> None:
+        with self._lock:
+            keep = [i for i, m in enumerate(self._meta) if m.get(key) != value]
+            if len(keep) == len(self._ids):
+                return
+            self._ids = [self._ids[i] for i in keep]
+            self._tokens = [self._tokens[i] for i in keep]
+            self._meta = [self._meta[i] for i in keep]
+            self._rebuild()
+            self._save()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._ids, self._tokens, self._meta, self._bm25 = [], [], [], None
+            self.path.unlink(missing_ok=True)
+
+    def search(self, query: str, n: int, allow: Callable[[dict], bool] | None = None) -> list[tuple[str, float, dict]]:
+        """The best `n` entries with a positive score, best first."""
+        terms = tokenize(query)
+        if self._bm25 is None or not terms:
+            return []
+        scores = self._bm25.get_scores(terms)
+        if allow is not None:
+            mask = np.array([allow(m) for m in self._meta], dtype=bool)
+            scores = np.where(mask, scores, 0.0)
+        positive = int((scores > 0).sum())
+        if not positive:
+            return []
+        n = min(n, positive)
+        top = np.argpartition(-scores, n - 1)[:n]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(self._ids[i], float(scores[i]), self._meta[i]) for i in top]
