@@ -81,6 +81,8 @@ class Project:
         manifest = {f.file_id for f in self.project_state().file_summaries if f.indexed}
         if manifest != self.store.file_ids():
             return "the vector store does not match the uploaded files (a fresh clone has no vectors)"
+        if self.store.keyword("documents").ids() != self.store.ids("documents"):
+            return "the keyword index does not match the vector store"
         state = self.state()
         indexed = self.store.turn_numbers()
         if state.turns and not indexed:
