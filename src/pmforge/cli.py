@@ -146,6 +146,10 @@ def cmd_bench(args) -> int:
         from .bench.ingest import bench_ingest
 
         figures = bench_ingest(words=args.words)
+    elif args.what == "recall":
+        from .bench.recall import bench_recall
+
+        figures = bench_recall(turns=args.turns, retriever=args.retriever)
     else:
         from .bench.prompt import bench_prompt
 
@@ -228,9 +232,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("bench", help="print performance figures")
-    p.add_argument("what", choices=["ingest", "prompt"])
+    p.add_argument("what", choices=["ingest", "prompt", "recall"])
     p.add_argument("--words", type=int, default=15_000, help="ingest: size of the generated report")
-    p.add_argument("--turns", type=int, default=100, help="prompt: length of the synthetic session")
+    p.add_argument("--turns", type=int, default=100, help="prompt, recall: length of the synthetic session")
+    p.add_argument("--retriever", choices=["vector", "bm25", "hybrid"], help="recall: override the configured one")
     p.add_argument("--chart", help="prompt: write a PNG chart of the three curves here")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)

@@ -1,6 +1,7 @@
 """The retrievers the turn and the evaluations share: vector, BM25, or hybrid.
 
-Hybrid is weighted reciprocal-rank fusion of the two rankings. The query is
+Hybrid fuses the two rankings: weighted reciprocal-rank fusion, or a weighted sum
+of scores normalised by each list's best (`fusion` in config; the evaluations decide). The query is
 embedded at most once per turn, and only when a vector ranking is asked for, so
 a BM25-only configuration makes no embedding call at all.
 """
@@ -43,17 +44,36 @@ def fuse(rankings: list[tuple[list, float]], k0: int) -> dict:
     return fused
 
 
+def fuse_scores(scored: list[tuple[list[tuple], float]]) -> dict:
+    """Weighted sum of each list's scores divided by its best score: unlike rank fusion, a match far ahead
+    in one list (a rare name or code in BM25) keeps its lead instead of losing to middling consensus."""
+    fused: dict = {}
+    for pairs, weight in scored:
+        top = max((s for _, s in pairs), default=0.0)
+        if top <= 0:
+            continue
+        for item, score in pairs:
+            fused[item] = fused.get(item, 0.0) + weight * max(score, 0.0) / top
+    return fused
+
+
+def _combine(scored: list[tuple[list[tuple], float]], settings: Settings) -> dict:
+    if settings.fusion == "score":
+        return fuse_scores(scored)
+    return fuse([([item for item, _ in pairs], weight) for pairs, weight in scored], settings.rrf_k)
+
+
 def find_sections(
     store: ProjectStore, query: Query, k: int, retriever: Retriever, settings: Settings,
     file_ids: list[str] | None = None,
 ) -> list[RetrievedSection]:
     candidates = max(settings.leaf_candidates, 3 * k)
-    rankings = []
+    scored = []
     if retriever in ("vector", "hybrid"):
-        rankings.append(([p for p, _ in store.vector_parents(query.vector, candidates, file_ids)], settings.vector_weight))
+        scored.append((store.vector_parents(query.vector, candidates, file_ids), settings.vector_weight))
     if retriever in ("bm25", "hybrid"):
-        rankings.append(([p for p, _ in store.keyword_parents(query.text, candidates, file_ids)], settings.keyword_weight))
-    fused = fuse(rankings, settings.rrf_k)
+        scored.append((store.keyword_parents(query.text, candidates, file_ids), settings.keyword_weight))
+    fused = _combine(scored, settings)
     top = sorted(fused, key=fused.get, reverse=True)[:k]
     return store.get_parents([(p, fused[p]) for p in top])
 
@@ -64,12 +84,12 @@ def find_turns(
 ) -> list[RetrievedTurn]:
     """The k most relevant earlier turns, in chronological order; turns of the active probe get a bonus."""
     candidates = max(settings.conversation_candidates, 2 * k)
-    rankings = []
+    scored = []
     if retriever in ("vector", "hybrid"):
-        rankings.append(([n for n, _ in store.vector_turns(query.vector, candidates, before_turn)], settings.vector_weight))
+        scored.append((store.vector_turns(query.vector, candidates, before_turn), settings.vector_weight))
     if retriever in ("bm25", "hybrid"):
-        rankings.append(([n for n, _ in store.keyword_turns(query.text, candidates, before_turn)], settings.keyword_weight))
-    fused = fuse(rankings, settings.rrf_k)
+        scored.append((store.keyword_turns(query.text, candidates, before_turn), settings.keyword_weight))
+    fused = _combine(scored, settings)
     turns = store.get_turns(sorted(fused.items(), key=lambda kv: kv[1], reverse=True))
     if boost_probe:
         for t in turns:
