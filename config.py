@@ -58,7 +58,7 @@ class Settings(BaseSettings):
     # --- retrieval ---
     document_retriever: Literal["vector", "bm25", "hybrid"] = "hybrid"
     conversation_retriever: Literal["vector", "bm25", "hybrid"] = "hybrid"
-    fusion: Literal["rrf", "score"] = "rrf"
+    fusion: Literal["rrf", "score"] = "score"  # chosen by forge eval on benchmarks/eval (see README)
     rrf_k: int = 60
     vector_weight: float = 1.0
     keyword_weight: float = 1.0

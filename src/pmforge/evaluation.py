@@ -23,7 +23,7 @@ from .project import Project, Services
 from .retrieval import RETRIEVERS, Query, find_sections, find_turns
 from .tokens import count_tokens
 from .turn.assemble import format_turns
-from .turn.remember import remember, summarize_turn
+from .turn.remember import asked_before, remember, summarize_turn
 from .workspace import safe_filename
 
 
@@ -142,8 +142,9 @@ def eval_memory(conversation: Path, questions: Path, k: int, retriever: str, set
     services = project.services
     turns = conversation_turns(read_jsonl(conversation))
     rows_of = {turn.number: ids for turn, ids in turns}
-    for turn, _ in turns:
-        turn.summary = summarize_turn(services.llm, turn.user, turn.assistant, settings)
+    plain = [turn for turn, _ in turns]
+    for i, turn in enumerate(plain):
+        turn.summary = summarize_turn(services.llm, turn.user, turn.assistant, settings, asked_before(plain, i))
         remember(project.store, services.embedder, turn)
     questions_rows = read_jsonl(questions)
     recalls, context = [], []

@@ -21,7 +21,7 @@ from ..llm.base import ChatRequest, SystemBlock
 from ..models import FileSummary, now_iso
 from ..project import Project
 from ..store.collections import LeafRecord, ParentRecord
-from ..turn.remember import remember, summarize_turn
+from ..turn.remember import asked_before, remember, summarize_turn
 from ..workspace import atomic_write_bytes, atomic_write_text, safe_filename
 from .chunk import ChunkSizes, Parent, breadcrumb, chunk_markdown, table_header_at
 from .convert import convert
@@ -232,7 +232,9 @@ def reindex(project: Project, progress: Progress | None = None) -> str:
         for i, turn in enumerate(state.turns):
             progress("Re-indexing conversation", i, len(state.turns))
             if not turn.summary:
-                turn.summary = summarize_turn(project.services.llm, turn.user, turn.assistant, settings)
+                turn.summary = summarize_turn(
+                    project.services.llm, turn.user, turn.assistant, settings, asked_before(state.turns, i)
+                )
             remember(project.store, project.services.embedder, turn)
             turn.indexed = True
         ws.save_state(state)

@@ -23,11 +23,17 @@ def clip_words(text: str, words: int) -> str:
     return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
 
 
-def turn_summary(user: str, assistant: str, max_words: int = 60) -> str:
-    """What the PM said carries the facts worth finding later; Forge's side adds the topic."""
+def questions_in(text: str, max_words: int = 40) -> str:
+    """The questions a reply asked (what the PM's next message answers)."""
+    asked = [s for s in sentences(text) if s.endswith("?")]
+    return clip_words(" ".join(asked), max_words)
+
+
+def turn_summary(user: str, assistant: str, asked: str = "", max_words: int = 60) -> str:
+    """What the PM said carries the facts worth finding later. The topic comes from the question the PM
+    was answering (asked in the previous turn), not from the next question Forge asks in this one."""
     said = clip_words(" ".join(user.split()), max_words)
-    topic = next((s for s in sentences(assistant) if "?" in s), "")
-    return f"PM: {said}" + (f" | Forge asked: {clip_words(topic, 20)}" if topic else "")
+    return (f"Answering: {asked} | " if asked else "") + f"PM: {said}"
 
 
 def file_summary(filename: str, markdown: str, max_words: int = 70) -> str:

@@ -74,8 +74,8 @@ class OfflineLLM(LLM):
 
     # ---- summaries
     def _summarize_turn(self, request: ChatRequest) -> ChatResponse:
-        user, assistant = request.context
-        return ChatResponse(text=extractive.turn_summary(user, assistant))
+        user, assistant, asked = request.context
+        return ChatResponse(text=extractive.turn_summary(user, assistant, asked))
 
     def _summarize_file(self, request: ChatRequest) -> ChatResponse:
         filename, markdown = request.context

@@ -15,7 +15,7 @@ from ..tokens import count_tokens
 from ..tools import ToolContext
 from .assemble import AssembledContext, assemble
 from .execute import Execution, build_reply_request, prefix_tokens
-from .remember import catch_up, remember, summarize_turn
+from .remember import asked_before, catch_up, remember, summarize_turn
 from .route import RouteInputs, route
 
 
@@ -101,7 +101,8 @@ class PendingTurn:
             ws.save_state(state)
         # Remembering comes after the save: the reply is already on screen and on disk.
         settings = self.project.settings
-        turn.summary = summarize_turn(self.project.services.llm, turn.user, turn.assistant, settings)
+        asked = asked_before(state.turns, len(state.turns) - 1)
+        turn.summary = summarize_turn(self.project.services.llm, turn.user, turn.assistant, settings, asked)
         remember(self.project.store, self.project.services.embedder, turn)
         turn.indexed = True
         with ws.locked():
