@@ -91,3 +91,21 @@ def test_prompt_tokens_count_system_tools_and_messages(project: Project):
     sections = record.tokens.sections
     assert record.tokens.phase_b >= sections["static_prefix"] + sections["message"]
     assert sections["static_prefix"] > count_tokens("You are Forge")
+
+
+def test_a_200kb_paste_becomes_indexed_source_and_the_prompt_stays_small(project: Project):
+    paragraph = ("Interview {n}: the bakery lead at store {n} prints reduced labels by hand after four, "
+                 "and the Kestrel app reaches few shoppers there. ")
+    paste = "# Interview dump\n\n" + "\n\n".join(paragraph.format(n=n) * 3 for n in range(700))
+    paste += "\n\n## Late note\n\nStore 9137 is the only one with electronic shelf labels.\n"
+    assert len(paste) > 200_000
+    record = run_turn(project, paste)
+    entry = project.project_state().find("pasted-turn-1.md")
+    assert entry and entry.indexed
+    assert (project.ws.uploads / "pasted-turn-1.md").read_text() == paste  # nothing lost
+    turn = project.state().turns[0]
+    assert "[Pasted source: pasted-turn-1.md" in turn.user and len(turn.user) < 1000
+    assert record.tokens.phase_b <= project.settings.phase_b_budget
+    assert record.tokens.phase_a <= project.settings.phase_a_budget
+    later = run_turn(project, "Which store has electronic shelf labels, 9137?")
+    assert any(d.startswith(entry.file_id) for d in later.retrieved.documents)

@@ -184,7 +184,9 @@ def chat(project: Project) -> None:
         st.markdown(message)
     with st.chat_message("assistant"):
         try:
-            pending = start_turn(project, message)
+            long_paste = len(message) > project.settings.paste_threshold_chars
+            with st.spinner("Indexing your pasted text…" if long_paste else "Thinking…"):
+                pending = start_turn(project, message)
             st.write_stream(pending)
             pending.finish()
         except ForgeError as exc:

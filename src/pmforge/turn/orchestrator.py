@@ -17,19 +17,21 @@ from .assemble import AssembledContext, assemble
 from .execute import Execution, build_reply_request, prefix_tokens
 from .remember import asked_before, catch_up, remember, summarize_turn
 from .route import RouteInputs, route
+from .sandbox import sandbox
 
 
 class PendingTurn:
     def __init__(self, project: Project, message: str):
         self.project = project
-        self.message = message
         settings = project.settings
         self.state = project.state()
+        self.number = self.state.turn_count + 1
+        self.message, self.pasted = sandbox(project, message, self.number)
+        message = self.message
         if catch_up(project.store, project.services.embedder, project.services.llm, self.state, settings):
             with project.ws.locked():
                 project.ws.save_state(self.state)
         self.project_state = project.project_state()
-        self.number = self.state.turn_count + 1
         inputs = RouteInputs(self.state, self.project_state, message, self.number)
         self.decision, self.route_request, self.route_note = route(project.services.llm, inputs, settings)
         self.context: AssembledContext = assemble(

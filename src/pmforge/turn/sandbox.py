@@ -1,0 +1,28 @@
+"""Large pastes become source material, not prompt text.
+
+A message over the paste threshold is saved and indexed as a Markdown "pasted
+source" through the normal ingestion path (so it is kept, searchable and
+listed with the files); the turn carries a short reference instead, and the
+relevant sections come back through retrieval like any document's.
+"""
+
+from __future__ import annotations
+
+from ..ingest.pipeline import ingest_file
+from ..llm import extractive
+from ..project import Project
+
+
+def pasted_name(turn_number: int) -> str:
+    return f"pasted-turn-{turn_number}.md"
+
+
+def sandbox(project: Project, message: str, turn_number: int) -> tuple[str, str | None]:
+    """Returns (the message the turn works with, the pasted file's name or None)."""
+    if len(message) <= project.settings.paste_threshold_chars:
+        return message, None
+    name = pasted_name(turn_number)
+    result = ingest_file(project, name, message.encode("utf-8"))
+    head = extractive.clip_words(" ".join(message.split()), 60)
+    status = "indexed; relevant sections are retrieved below" if result.ok else f"not indexed: {result.message}"
+    return f"{head}\n\n[Pasted source: {name}, {len(message):,} characters — {status}]", name
