@@ -149,11 +149,15 @@ def cmd_bench(args) -> int:
     elif args.what == "recall":
         from .bench.recall import bench_recall
 
-        figures = bench_recall(turns=args.turns, retriever=args.retriever)
+        figures = bench_recall(turns=args.turns or 360, retriever=args.retriever)
+    elif args.what == "latency":
+        from .bench.latency import bench_latency
+
+        figures = bench_latency(chunks=args.chunks, turns=args.turns or 1000)
     else:
         from .bench.prompt import bench_prompt
 
-        figures = bench_prompt(args.turns, chart=Path(args.chart) if args.chart else None)
+        figures = bench_prompt(args.turns or 100, chart=Path(args.chart) if args.chart else None)
         if not args.json:
             figures.pop("series")
     print(json.dumps(figures) if args.json else json.dumps(figures, indent=2))
@@ -232,9 +236,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("bench", help="print performance figures")
-    p.add_argument("what", choices=["ingest", "prompt", "recall"])
+    p.add_argument("what", choices=["ingest", "prompt", "recall", "latency"])
     p.add_argument("--words", type=int, default=15_000, help="ingest: size of the generated report")
-    p.add_argument("--turns", type=int, default=100, help="prompt, recall: length of the synthetic session")
+    p.add_argument("--turns", type=int, help="prompt (100), recall (360), latency (1000): session length")
+    p.add_argument("--chunks", type=int, default=10_000, help="latency: document chunks in the store")
     p.add_argument("--retriever", choices=["vector", "bm25", "hybrid"], help="recall: override the configured one")
     p.add_argument("--chart", help="prompt: write a PNG chart of the three curves here")
     p.add_argument("--json", action="store_true")
