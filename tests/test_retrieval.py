@@ -99,3 +99,13 @@ def test_filler_turn_makes_no_keyword_query_either(project: Project):
     before = project.store.stats.keyword_queries
     run_turn(project, "ok, continue")
     assert project.store.stats.keyword_queries == before
+
+
+def test_nothing_relevant_means_a_plain_not_found(project: Project):
+    ingest_file(project, "ops.md", _doc())
+    off_topic = run_turn(project, "Who won the 2018 football world cup?")
+    assert off_topic.retrieved.documents == []
+    assert "did not find this in the uploaded files" in off_topic.reply
+    on_topic = run_turn(project, "What do regional directors read about shrink each month?")
+    assert on_topic.retrieved.documents
+    assert "did not find" not in on_topic.reply and "[ops.md ›" in on_topic.reply

@@ -68,13 +68,21 @@ def find_sections(
     file_ids: list[str] | None = None,
 ) -> list[RetrievedSection]:
     candidates = max(settings.leaf_candidates, 3 * k)
-    scored = []
+    scored, clears = [], set()
     if retriever in ("vector", "hybrid"):
-        scored.append((store.vector_parents(query.vector, candidates, file_ids), settings.vector_weight))
+        ranked = store.vector_parents(query.vector, candidates, file_ids)
+        scored.append((ranked, settings.vector_weight))
+        clears |= {p for p, s in ranked if s >= settings.min_similarity}
     if retriever in ("bm25", "hybrid"):
-        scored.append((store.keyword_parents(query.text, candidates, file_ids), settings.keyword_weight))
+        ranked = store.keyword_parents(query.text, candidates, file_ids)
+        scored.append(([(p, s) for p, s, _ in ranked], settings.keyword_weight))
+        # Alone, BM25 has no other relevance signal: every match stays. In hybrid, a passage holding most
+        # of the query's information (an exact code or name) clears the floor even when vectors miss it.
+        floor = settings.min_keyword_coverage if retriever == "hybrid" else 0.0
+        clears |= {p for p, _, c in ranked if c >= floor}
     fused = _combine(scored, settings)
-    top = sorted(fused, key=fused.get, reverse=True)[:k]
+    # Below the relevance floor a section is noise: better "not in your files" than a confident guess.
+    top = [p for p in sorted(fused, key=fused.get, reverse=True) if p in clears][:k]
     return store.get_parents([(p, fused[p]) for p in top])
 
 

@@ -183,17 +183,18 @@ class ProjectStore:
 
     def keyword_parents(
         self, query: str, leaf_candidates: int, file_ids: list[str] | None = None
-    ) -> list[tuple[str, float]]:
-        """Parent ids ranked by their best leaf's BM25 score."""
+    ) -> list[tuple[str, float, float]]:
+        """(parent id, best leaf BM25 score, best leaf query coverage), ranked by score."""
         allowed = set(file_ids) if file_ids else None
         self.stats.keyword_queries += 1
         hits = self.keyword(DOCUMENTS).search(
             query, leaf_candidates, (lambda m: m["file_id"] in allowed) if allowed else None
         )
-        best: dict[str, float] = {}
+        best: dict[str, tuple[float, float]] = {}
         for _, score, meta in hits:
-            best[meta["parent_id"]] = max(score, best.get(meta["parent_id"], 0.0))
-        return sorted(best.items(), key=lambda kv: kv[1], reverse=True)
+            old = best.get(meta["parent_id"], (0.0, 0.0))
+            best[meta["parent_id"]] = (max(score, old[0]), max(meta["coverage"], old[1]))
+        return sorted(((p, s, c) for p, (s, c) in best.items()), key=lambda row: row[1], reverse=True)
 
     def get_parents(self, ranked: list[tuple[str, float]]) -> list[RetrievedSection]:
         """The sections for (parent id, score) pairs, in the given order."""

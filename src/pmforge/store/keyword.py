@@ -26,6 +26,12 @@ STOPWORDS = frozenset(
     "were what when where which who whom why will with would you your about also just any all".split()
 )
 
+# Words that frame a question rather than name its topic ("tell me the status of PRJ-0419").
+QUESTION_FRAMING = frozenset(
+    "tell say said says explain describe show give know remind please status update latest summary summarise "
+    "summarize details info information many much whats let us like think mean".split()
+)
+
 
 def tokenize(text: str) -> list[str]:
     """Lower-case words; a compound like `ZX-42` or `A/B` yields itself and its parts, so both spellings match."""
@@ -47,6 +53,8 @@ class KeywordIndex:
         self._tokens: list[list[str]] = []
         self._meta: list[dict] = []
         self._bm25: bm25s.BM25 | None = None
+        self._sets: list[set[str]] = []
+        self._df: dict[str, int] = {}
         self._load()
 
     def __len__(self) -> int:
@@ -63,6 +71,11 @@ class KeywordIndex:
 
     def _rebuild(self) -> None:
         self._bm25 = None
+        self._sets = [set(t) for t in self._tokens]
+        self._df = {}
+        for tokens in self._sets:
+            for token in tokens:
+                self._df[token] = self._df.get(token, 0) + 1
         if self._ids:
             bm25 = bm25s.BM25()
             # An empty token list would break the matrix; a placeholder keeps positions aligned and never matches.
@@ -97,10 +110,23 @@ class KeywordIndex:
     def clear(self) -> None:
         with self._lock:
             self._ids, self._tokens, self._meta, self._bm25 = [], [], [], None
+            self._sets, self._df = [], {}
             self.path.unlink(missing_ok=True)
 
+    def _idf(self, token: str) -> float:
+        n = len(self._ids)
+        df = self._df.get(token, 0)
+        return float(np.log(1 + (n - df + 0.5) / (df + 0.5)))
+
+    def coverage(self, query: str, position: int) -> float:
+        """Share of the query's information (IDF-weighted distinct terms) that entry `position` contains:
+        calibrated across corpus sizes, unlike raw BM25 scores."""
+        terms = set(tokenize(query)) - QUESTION_FRAMING
+        total = sum(self._idf(t) for t in terms)
+        return sum(self._idf(t) for t in terms & self._sets[position]) / total if total else 0.0
+
     def search(self, query: str, n: int, allow: Callable[[dict], bool] | None = None) -> list[tuple[str, float, dict]]:
-        """The best `n` entries with a positive score, best first."""
+        """The best `n` entries with a positive score, best first, as (id, score, meta with "coverage")."""
         terms = tokenize(query)
         if self._bm25 is None or not terms:
             return []
@@ -114,4 +140,4 @@ class KeywordIndex:
         n = min(n, positive)
         top = np.argpartition(-scores, n - 1)[:n]
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [(self._ids[i], float(scores[i]), self._meta[i]) for i in top]
+        return [(self._ids[i], float(scores[i]), {**self._meta[i], "coverage": self.coverage(query, i)}) for i in top]
