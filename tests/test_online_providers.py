@@ -43,6 +43,8 @@ def online(stub, monkeypatch, isolated_env):
     monkeypatch.setenv("VOYAGE_BASE_URL", stub.url + "/v1")
     monkeypatch.setenv("FORGE_ANTHROPIC_MAX_RETRIES", "2")
     monkeypatch.setenv("FORGE_ANTHROPIC_TIMEOUT_S", "10")
+    # The stub's embeddings are hash-random, so no similarity means anything: these tests check the wire.
+    monkeypatch.setenv("FORGE_MIN_SIMILARITY", "-1")
     config.get_settings.cache_clear()
     services = Services.from_settings(config.get_settings())
     assert services.llm.online and services.embedder.name == "voyage-3.5-lite"
