@@ -93,3 +93,27 @@ def test_bad_upload_shows_one_sentence_and_keeps_running(app: AppTest, isolated_
     assert (isolated_env / "projects" / "gamma" / "uploads" / "broken.docx").exists()
     app.chat_input[0].set_value("Still here?").run()
     assert not app.exception and len(app.chat_message) == 2
+
+
+PLAN = b"""# Pilot plan
+
+## Scope
+The pilot covers 20 stores in the Midwest region for eight weeks.
+
+## Metrics
+Success means fresh shrink falls below 4.5 percent with no rise in out-of-stocks.
+"""
+
+
+def test_a_citation_opens_the_exact_passage(app: AppTest):
+    _create_project(app, "Delta")
+    app.sidebar.get("file_uploader")[0].upload("plan.md", PLAN, "text/markdown").run()
+    app.chat_input[0].set_value("How many stores are in the pilot?").run()
+    assert not app.exception
+    passages = [m.value for p in app.get("popover") for m in p.markdown]
+    assert passages == [PLAN.decode().strip()]  # the section's exact characters from converted/plan.md.md
+
+    delete = [b for b in app.sidebar.button if b.help == "Delete plan.md"][0]
+    delete.click().run()
+    notes = [c.value for p in app.get("popover") for c in p.caption]
+    assert notes == ["That version of the file has since been replaced or deleted."]

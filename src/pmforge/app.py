@@ -130,7 +130,7 @@ def files_panel(project: Project) -> None:
 
 # ---------------------------------------------------------------- main area
 
-def looked_at(turn: Turn) -> None:
+def looked_at(project: Project, turn: Turn) -> None:
     with st.expander("What Forge looked at"):
         d = turn.routing
         if d:
@@ -140,7 +140,15 @@ def looked_at(turn: Turn) -> None:
             )
             if d.reasoning:
                 st.caption(d.reasoning)
-        st.markdown("**Document sections:** " + ("; ".join(turn.sources) or "none"))
+        st.markdown("**Document sections:**" + ("" if turn.sources else " none"))
+        for i, source in enumerate(turn.sources):
+            with st.popover(source.citation, use_container_width=True):
+                passage = project.passage(source)
+                if passage is None:
+                    st.caption("That version of the file has since been replaced or deleted.")
+                else:
+                    st.caption(f"{source.filename}, characters {source.start:,}–{source.end:,}")
+                    st.markdown(passage)
         st.markdown("**Earlier turns:** " + (", ".join(map(str, turn.retrieved.conversations)) or "none"))
         t = turn.tokens
         st.caption(
@@ -174,7 +182,7 @@ def chat(project: Project) -> None:
             st.markdown(turn.user)
         with st.chat_message("assistant"):
             st.markdown(turn.assistant)
-            looked_at(turn)
+            looked_at(project, turn)
     if ss.get("kept_message"):
         st.info(f"Your last message was not answered and is kept here: “{ss.kept_message}”")
     message = st.chat_input("Tell Forge about your product question…")

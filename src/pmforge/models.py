@@ -189,6 +189,16 @@ class RetrievedTurn(BaseModel):
     score: float = 0.0
 
 
+class SourceRef(BaseModel):
+    """Where a retrieved section came from, enough to open the exact passage later."""
+
+    citation: str
+    file_id: str
+    filename: str
+    start: int
+    end: int
+
+
 class RetrievalTrace(BaseModel):
     documents: list[str] = Field(default_factory=list)  # parent ids
     conversations: list[int] = Field(default_factory=list)  # turn numbers
@@ -209,7 +219,7 @@ class Turn(BaseModel):
     active_probe: str | None = None
     routing: RoutingDecision | None = None
     retrieved: RetrievalTrace = Field(default_factory=RetrievalTrace)
-    sources: list[str] = Field(default_factory=list)  # citations of the retrieved sections, for people
+    sources: list[SourceRef] = Field(default_factory=list)  # the retrieved sections, for people
     tokens: TokenReport = Field(default_factory=TokenReport)
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     summary: str = ""

@@ -73,6 +73,14 @@ class Project:
     def project_state(self) -> ProjectState:
         return self.ws.load_project_state()
 
+    def passage(self, source) -> str | None:
+        """The exact text a citation points to, or None when that version of the file is gone."""
+        entry = self.project_state().find(source.filename)
+        path = self.ws.converted_path(source.filename)
+        if entry is None or entry.file_id != source.file_id or not path.exists():
+            return None
+        return path.read_text(encoding="utf-8")[source.start : source.end]
+
     def reindex_reason(self) -> str | None:
         """Why the vector store cannot be trusted as it is (None when it can)."""
         mismatch = self.store.mismatched()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..models import RetrievalTrace, TokenReport, Turn, TurnRecord
+from ..models import RetrievalTrace, SourceRef, TokenReport, Turn, TurnRecord
 from ..project import Project
 from ..tokens import count_tokens
 from ..tools import ToolContext
@@ -87,7 +87,10 @@ class PendingTurn:
                 documents=[s.id for s in self.context.documents],
                 conversations=[t.turn_number for t in self.context.conversations],
             ),
-            sources=[s.citation for s in self.context.documents],
+            sources=[
+                SourceRef(citation=s.citation, file_id=s.file_id, filename=s.filename, start=s.start, end=s.end)
+                for s in self.context.documents
+            ],
             tokens=self.tokens(),
             tool_calls=result.tool_calls,
         )
