@@ -64,8 +64,8 @@ def bench_latency(chunks: int = 10_000, turns: int = 1_000, queries: int = 60) -
         for i in range(per_file):
             pid = f"{file_id}:p{i // 4}"
             if i % 4 == 0:
-                parents.append(ParentRecord(pid, " ".join(session._statement(rng, i) for _ in range(12)), f"Section {i // 4}", i * 100, i * 100 + 400))
-            text = " ".join(session._statement(rng, i) for _ in range(4))
+                parents.append(ParentRecord(pid, " ".join(session.statement(rng, i) for _ in range(12)), f"Section {i // 4}", i * 100, i * 100 + 400))
+            text = " ".join(session.statement(rng, i) for _ in range(4))
             leaves.append(LeafRecord(f"{pid}:l{i % 4}:w0", f"{pid}:l{i % 4}", pid, text, i * 100, i * 100 + 100))
         project.store.add_file(file_id, f"file-{f:02d}.md", leaves, embedder.embed_documents([l.text for l in leaves]),
                                parents, embedder.embed_documents([p.text for p in parents]))

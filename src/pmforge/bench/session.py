@@ -18,7 +18,7 @@ GOALS = ["cut fresh shrink by a third", "free up two labour hours per store per 
 FILLER = ["yes", "ok, continue", "makes sense, move on", "sure", "right", "got it", "sounds good, let's move on"]
 
 
-def _statement(rng: random.Random, turn: int) -> str:
+def statement(rng: random.Random, turn: int) -> str:
     s, d, t, m = rng.choice(STAKEHOLDERS), rng.choice(DEPARTMENTS), rng.choice(TEAMS), rng.choice(METRICS)
     n = rng.randint(2, 19)
     forms = [
@@ -68,9 +68,9 @@ def messages(turns: int, seed: int = 11) -> list[str]:
         elif roll < 0.65:
             out.append(_question(rng))
         elif roll < 0.75:  # a long, detailed answer
-            out.append(" ".join(_statement(rng, turn) for _ in range(rng.randint(4, 8))))
+            out.append(" ".join(statement(rng, turn) for _ in range(rng.randint(4, 8))))
         else:
-            out.append(_statement(rng, turn))
+            out.append(statement(rng, turn))
     return out
 
 
@@ -79,7 +79,7 @@ def documents(seed: int = 5) -> dict[str, bytes]:
     rng = random.Random(seed)
 
     def section(title: str, paragraphs: int) -> str:
-        body = "\n\n".join(" ".join(_statement(rng, rng.randint(1, 99)) for _ in range(4)) for _ in range(paragraphs))
+        body = "\n\n".join(" ".join(statement(rng, rng.randint(1, 99)) for _ in range(4)) for _ in range(paragraphs))
         return f"## {title}\n\n{body}\n"
 
     research = "# Store interviews, Q3\n\n" + "\n".join(section(f"{d.title()} findings", 3) for d in DEPARTMENTS)

@@ -118,7 +118,7 @@ class OfflineLLM(LLM):
                 parts.append(f"Earlier, in turn {earlier.turn_number}, you said: “{extractive.clip_words(said[0], 35)}”")
 
         # 3. Tools: the probe just answered, hedged claims, the problem statement.
-        state_probe = _active_probe_of(ctx)
+        state_probe = ctx.previous_probe
         if not filler and state_probe and state_probe != d.next_probe:
             uses.append(ToolUse(id=f"offline_{next(ids)}", name="record_probe",
                                 input={"probe": state_probe, "evidence": extractive.clip_words(message, 40)}))
@@ -130,7 +130,7 @@ class OfflineLLM(LLM):
                         "impact": "medium", "confidence": "guessed",
                         "basis": f"Stated with hedging by the PM in turn {ctx.turn_number}.",
                     }))
-            if _PROBLEM.search(message) and not _problem_known(ctx):
+            if _PROBLEM.search(message) and not ctx.problem_statement:
                 statement = " ".join(extractive.sentences(message)[:2]) or message
                 uses.append(ToolUse(id=f"offline_{next(ids)}", name="update_problem_statement",
                                     input={"problem_statement": extractive.clip_words(statement, 80)}))
@@ -154,32 +154,17 @@ class OfflineLLM(LLM):
         return ChatResponse(text=text, tool_uses=uses, stop_reason="tool_use" if uses else "end_turn")
 
 
-def _active_probe_of(ctx) -> str | None:
-    """The probe asked last turn, read from the routing context section."""
-    m = re.search(r"active probe: ([^\n]+)", ctx.sections.get("routing_context", ""))
-    if not m or m.group(1).strip() == "none":
-        return None
-    probe = find_probe(m.group(1).strip())
-    return probe.id if probe else None
-
-
-def _problem_known(ctx) -> bool:
-    return "Problem statement: (missing)" not in ctx.sections.get("skeleton", "Problem statement: (missing)")
-
-
 def _guess_type(sentence: str) -> str:
     lowered = sentence.lower()
     return next((kind for kind, pattern in _TYPE_HINTS if re.search(pattern, lowered)), "organisational")
 
 
 def _synthesis(ctx) -> str:
-    skeleton = ctx.sections.get("skeleton", "")
-    statement = re.search(r"Problem statement: ([^\n]+)", skeleton)
     fired = re.search(r"Probes satisfied: ([^\n]+)", ctx.sections.get("routing_context", ""))
     counts = ctx.sections.get("assumptions", "").splitlines()[0] if ctx.sections.get("assumptions") else ""
     bits = []
-    if statement and statement.group(1) != "(missing)":
-        bits.append(f"Problem as stated so far: {statement.group(1)}")
+    if ctx.problem_statement:
+        bits.append(f"Problem as stated so far: {extractive.clip_words(ctx.problem_statement, 40)}")
     if fired:
         bits.append(f"Covered: {fired.group(1)}.")
     if counts:
@@ -193,7 +178,7 @@ def _questions(ctx, filler: bool) -> str:
     if probe is None:
         return ""
     # A probe asked again (after a filler turn) gets its later questions, not a repeat.
-    repeat = filler and _active_probe_of(ctx) == probe.id
+    repeat = filler and ctx.previous_probe == probe.id
     bank = list(probe.questions[3:] if repeat and len(probe.questions) > 3 else probe.questions[:3])
     pattern_q = [find_pattern(p).question for p in d.patterns[:1] if find_pattern(p)]
     asked = (pattern_q + bank)[:3]

@@ -31,6 +31,8 @@ class AssembledContext(BaseModel):
     conversations: list[RetrievedTurn] = Field(default_factory=list)
     recent: list[tuple[str, str]] = Field(default_factory=list)  # (user, assistant), oldest first
     has_documents: bool = False  # the project has indexed files (for "not found in your files")
+    previous_probe: str | None = None  # the probe asked last turn, which this message may answer
+    problem_statement: str = ""
 
 
 def document_query(message: str, decision: RoutingDecision) -> str:
@@ -81,6 +83,8 @@ def assemble(
         user_message=message,
         decision=decision,
         has_documents=any(f.indexed for f in project_state.file_summaries),
+        previous_probe=state.active_probe,
+        problem_statement=state.problem_brief.problem_statement,
     )
     s = ctx.sections
     s["context_block"] = render.context_block(project_state, settings.budget_context_block)
