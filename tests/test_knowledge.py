@@ -21,20 +21,11 @@ from pmforge.knowledge import (
 )
 
 MODES = ("mode_1", "mode_2")
-TOOLS = (
-    "register_assumption",
-    "record_probe",
-    "record_pattern",
-    "update_problem_statement",
-    "update_target_audience",
-    "update_org_context",
-)
+from pmforge.tools import TOOLS as REGISTERED  # noqa: E402
+
+TOOLS = tuple(REGISTERED)  # the instructions must name exactly the tools that exist
 WRONG_TOOLS = (
-    "complete_mode",
-    "add_stakeholder",
-    "update_stakeholder",
     "register_stakeholder",
-    "update_assumption",
     "close_assumption",
     "search_documents",
     "update_skeleton",
@@ -210,9 +201,9 @@ def test_core_names_all_tools():
 def test_core_names_no_other_tools():
     for wrong in WRONG_TOOLS:
         assert wrong not in CORE_INSTRUCTIONS
-    # Any snake_case call-like identifier in the text must be one of the six tools.
+    # Any snake_case call-like identifier in the text must be one of the registered tools.
     named = set(re.findall(r"\b[a-z]+(?:_[a-z]+)+\b", CORE_INSTRUCTIONS))
-    allowed = set(TOOLS) | {"stakeholder_dependency"}  # an assumption type, not a tool
+    allowed = set(TOOLS) | {"stakeholder_dependency", "depends_on"}  # a type and an argument, not tools
     assert named <= allowed, named - allowed
 
 

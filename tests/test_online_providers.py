@@ -9,7 +9,7 @@ from pmforge.errors import ForgeError
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.models import RoutingDecision
 from pmforge.project import Project, Services
-from pmforge.tools import RegisterAssumption
+from pmforge.tools.assumptions import RegisterAssumption
 from pmforge.turn.orchestrator import run_turn
 
 PLAN = b"""# Pilot plan

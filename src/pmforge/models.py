@@ -10,9 +10,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 Mode = Literal["mode_1", "mode_2"]
 RouteAction = Literal[
@@ -52,6 +52,8 @@ class Assumption(BaseModel):
     surfaced_turn: int = 0
     depends_on: list[str] = Field(default_factory=list)
     recommended_action: str = ""
+    implied_stakeholders: list[str] = Field(default_factory=list)
+    retired: bool = False  # kept for the record, out of the working register
     history: list[AssumptionChange] = Field(default_factory=list)
 
     @property
@@ -103,6 +105,26 @@ class RiskAssessment(BaseModel):
     evidence_against: list[str] = Field(default_factory=list)
 
 
+class BuildVsBuy(BaseModel):
+    recommendation: Literal["undecided", "build", "buy", "partner"] = "undecided"
+    rationale: str = ""
+    options_considered: list[str] = Field(default_factory=list)
+
+
+class ValidationPlan(BaseModel):
+    riskiest_assumption: str = ""  # an assumption id, e.g. "A3"
+    approach: str = ""  # e.g. concierge test, fake door, pilot
+    description: str = ""
+    timeline: str = ""
+    success_criteria: list[str] = Field(default_factory=list)
+
+
+class GoNoGo(BaseModel):
+    recommendation: Literal["undecided", "go", "conditional_go", "no_go"] = "undecided"
+    conditions: list[str] = Field(default_factory=list)
+    dealbreakers: list[str] = Field(default_factory=list)
+
+
 class SolutionEvaluation(BaseModel):
     """Mode 2 skeleton: will this specific approach work?"""
 
@@ -112,9 +134,19 @@ class SolutionEvaluation(BaseModel):
     usability_risk: RiskAssessment = Field(default_factory=RiskAssessment)
     feasibility_risk: RiskAssessment = Field(default_factory=RiskAssessment)
     viability_risk: RiskAssessment = Field(default_factory=RiskAssessment)
-    build_vs_buy: str = ""
-    validation_plan: str = ""
-    go_no_go: str = ""
+    build_vs_buy: BuildVsBuy = Field(default_factory=BuildVsBuy)
+    validation_plan: ValidationPlan = Field(default_factory=ValidationPlan)
+    go_no_go: GoNoGo = Field(default_factory=GoNoGo)
+
+    @field_validator("build_vs_buy", "validation_plan", "go_no_go", mode="before")
+    @classmethod
+    def _from_schema_1(cls, value, info: ValidationInfo):
+        # Schema 1 stored these three as free text; keep any text in the field that holds prose.
+        if isinstance(value, str):
+            prose = {"build_vs_buy": "rationale", "validation_plan": "description", "go_no_go": "conditions"}
+            field = prose[info.field_name]
+            return {field: ([value] if field == "conditions" else value)} if value.strip() else {}
+        return value
 
 
 # ---------------------------------------------------------------- routing

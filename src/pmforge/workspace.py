@@ -18,7 +18,7 @@ from typing import Iterator
 from filelock import FileLock, Timeout
 
 from .errors import ForgeError
-from .models import ProjectState, SessionState
+from .models import SCHEMA_VERSION, ProjectState, SessionState
 
 MAX_FILENAME_CHARS = 120
 MAX_FILENAME_BYTES = 180  # disks allow 255 bytes; leave room for ".md" and temp-file affixes
@@ -174,7 +174,9 @@ class Workspace:
 
     # ---- state files
     def load_state(self) -> SessionState:
-        return SessionState.model_validate(_read_json(self.state_path))
+        state = SessionState.model_validate(_read_json(self.state_path))  # validators migrate older schemas
+        state.schema_version = SCHEMA_VERSION
+        return state
 
     def save_state(self, state: SessionState) -> None:
         atomic_write_text(self.state_path, state.model_dump_json(indent=1))

@@ -44,6 +44,7 @@ class PendingTurn:
             project_state=self.project_state.model_copy(deep=True),
             turn_number=self.number,
             active_probe=self.decision.next_probe,
+            workspace=project.ws,
         )
         self.execution = Execution(
             project.services.llm, self.reply_request, self.tool_ctx, settings.tool_loop_max_rounds

@@ -36,6 +36,7 @@ def context_block(project_state: ProjectState, budget: int) -> str:
 
 
 def assumption_counts(assumptions: list[Assumption]) -> str:
+    assumptions = [a for a in assumptions if not a.retired]
     if not assumptions:
         return "No assumptions registered yet."
     by_conf = Counter(a.confidence for a in assumptions)
@@ -52,6 +53,7 @@ def assumption_counts(assumptions: list[Assumption]) -> str:
 
 def assumption_register(assumptions: list[Assumption], budget: int) -> str:
     """Full register while it fits; then high-impact and unresolved first, the rest counted."""
+    assumptions = [a for a in assumptions if not a.retired]
     if not assumptions:
         return "No assumptions registered yet."
     ordered = sorted(
@@ -83,9 +85,13 @@ def skeleton(state: SessionState, budget: int) -> str:
             "Usability risk": s.usability_risk.summary or s.usability_risk.level,
             "Feasibility risk": s.feasibility_risk.summary or s.feasibility_risk.level,
             "Viability risk": s.viability_risk.summary or s.viability_risk.level,
-            "Build vs buy": s.build_vs_buy,
-            "Validation plan": s.validation_plan,
-            "Go / no-go": s.go_no_go,
+            "Build vs buy": "" if s.build_vs_buy.recommendation == "undecided" and not s.build_vs_buy.rationale
+            else f"{s.build_vs_buy.recommendation}: {s.build_vs_buy.rationale}",
+            "Validation plan": "; ".join(p for p in (
+                f"riskiest {s.validation_plan.riskiest_assumption}" if s.validation_plan.riskiest_assumption else "",
+                s.validation_plan.approach, s.validation_plan.timeline) if p),
+            "Go / no-go": "" if s.go_no_go.recommendation == "undecided"
+            else s.go_no_go.recommendation + (f" if {'; '.join(s.go_no_go.conditions)}" if s.go_no_go.conditions else ""),
         }
         title = "Solution evaluation (Mode 2)"
     else:

@@ -1,0 +1,40 @@
+"""The tools Phase B calls to keep the session's state current.
+
+Each tool is one pydantic model: its docstring is the description the model sees,
+its JSON schema is generated from the fields, and its arguments are validated
+before they touch state. A bad call comes back to the model as an error result;
+it never crashes the turn.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from ..llm.base import ToolSpec
+from . import assumptions, brief, session, solution
+from .base import Tool, ToolContext, ToolError
+
+TOOLS: dict[str, Tool] = {t.name: t for module in (assumptions, brief, solution, session) for t in module.TOOLS}
+
+
+def tool_specs() -> list[ToolSpec]:
+    return [tool.spec() for tool in TOOLS.values()]
+
+
+def run_tool(name: str, raw_input: dict, ctx: ToolContext) -> tuple[bool, str]:
+    """Validate and apply one call. Returns (ok, text for the model)."""
+    tool = TOOLS.get(name)
+    if tool is None:
+        return False, f"Unknown tool '{name}'. Available: {', '.join(TOOLS)}."
+    try:
+        args = tool.model.model_validate(raw_input or {})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in exc.errors())
+        return False, f"Invalid arguments for {name}: {problems}"
+    try:
+        return True, tool.effect(args, ctx)
+    except ToolError as exc:
+        return False, str(exc)
+
+
+__all__ = ["TOOLS", "Tool", "ToolContext", "ToolError", "run_tool", "tool_specs"]

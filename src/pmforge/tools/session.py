@@ -1,0 +1,109 @@
+"""Session tools: probes and patterns fired, the running summary, org context, mode completion, artifacts."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ..knowledge import find_pattern, find_probe
+from ..models import Mode
+from .base import Tool, ToolContext, ToolError
+
+
+class RecordProbe(BaseModel):
+    """Record that a diagnostic probe is satisfied, so it is not asked again."""
+
+    probe: str = Field(description="The probe's id or name from the catalogue.")
+    evidence: str = Field("", max_length=400, description="What the PM said that satisfies it.")
+
+
+def record_probe(args: RecordProbe, ctx: ToolContext) -> str:
+    probe = find_probe(args.probe)
+    if probe is None:
+        raise ToolError(f"'{args.probe}' is not a probe in the catalogue.")
+    if probe.id not in ctx.state.routing.probes_fired:
+        ctx.state.routing.probes_fired.append(probe.id)
+    return f"Probe '{probe.name}' recorded as satisfied."
+
+
+class RecordPattern(BaseModel):
+    """Record that a domain pattern was surfaced to the PM."""
+
+    pattern: str = Field(description="The pattern's id or name from the catalogue.")
+    evidence: str = Field("", max_length=400)
+
+
+def record_pattern(args: RecordPattern, ctx: ToolContext) -> str:
+    pattern = find_pattern(args.pattern)
+    if pattern is None:
+        raise ToolError(f"'{args.pattern}' is not a pattern in the catalogue.")
+    if pattern.id not in ctx.state.routing.patterns_fired:
+        ctx.state.routing.patterns_fired.append(pattern.id)
+    return f"Pattern '{pattern.name}' recorded."
+
+
+class UpdateConversationSummary(BaseModel):
+    """Replace the running summary of the session (what is established, what is open), 3-6 sentences."""
+
+    summary: str = Field(min_length=20, max_length=1500)
+
+
+def update_conversation_summary(args: UpdateConversationSummary, ctx: ToolContext) -> str:
+    ctx.state.routing.conversation_summary = args.summary.strip()
+    return "Session summary updated."
+
+
+class UpdateOrgContext(BaseModel):
+    """Replace the organisation context (team, stakeholders, constraints); send the whole new text."""
+
+    org_context: str = Field(min_length=3, max_length=3000)
+
+
+def update_org_context(args: UpdateOrgContext, ctx: ToolContext) -> str:
+    ctx.project_state.org_context = args.org_context.strip()
+    return "Organisation context replaced."
+
+
+class CompleteMode(BaseModel):
+    """Mark a mode complete once its probes are satisfied; the result lists brief fields still missing."""
+
+    mode: Mode
+
+
+def complete_mode(args: CompleteMode, ctx: ToolContext) -> str:
+    from ..artifacts import problem_brief_markdown, solution_evaluation_markdown
+
+    render = problem_brief_markdown if args.mode == "mode_1" else solution_evaluation_markdown
+    _, missing = render(ctx.state, ctx.project_state)
+    if args.mode not in ctx.state.routing.completed_modes:
+        ctx.state.routing.completed_modes.append(args.mode)
+    note = f" Still to be confirmed: {', '.join(missing)}." if missing else ""
+    return f"{args.mode} marked complete.{note}"
+
+
+class GenerateArtifact(BaseModel):
+    """Write a brief (Markdown and Word) or the assumption register (JSON and CSV) under artifacts/."""
+
+    kind: Literal["problem_brief", "solution_evaluation", "assumption_register"]
+
+
+def generate_artifact(args: GenerateArtifact, ctx: ToolContext) -> str:
+    from ..artifacts import generate
+
+    if ctx.workspace is None:
+        raise ToolError("Artifacts can only be written inside a project.")
+    result = generate(ctx.workspace, ctx.state, ctx.project_state, args.kind)
+    names = ", ".join(p.name for p in result.paths)
+    missing = f" Marked 'to be confirmed': {', '.join(result.missing)} — ask the PM for them." if result.missing else ""
+    return f"Wrote {names}.{missing}"
+
+
+TOOLS = [
+    Tool("record_probe", RecordProbe, record_probe),
+    Tool("record_pattern", RecordPattern, record_pattern),
+    Tool("update_conversation_summary", UpdateConversationSummary, update_conversation_summary),
+    Tool("update_org_context", UpdateOrgContext, update_org_context),
+    Tool("complete_mode", CompleteMode, complete_mode),
+    Tool("generate_artifact", GenerateArtifact, generate_artifact),
+]
