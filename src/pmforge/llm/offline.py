@@ -16,7 +16,7 @@ from itertools import count
 
 from ..knowledge import MODE_ORDER, find_pattern, find_probe
 from ..models import RoutingDecision
-from . import extractive
+from . import extractive, offline_tools
 from .base import LLM, ChatRequest, ChatResponse, ToolUse
 
 _HEDGE = re.compile(
@@ -134,6 +134,14 @@ class OfflineLLM(LLM):
                 statement = " ".join(extractive.sentences(message)[:2]) or message
                 uses.append(ToolUse(id=f"offline_{next(ids)}", name="update_problem_statement",
                                     input={"problem_statement": extractive.clip_words(statement, 80)}))
+
+            known = {s.casefold() for s in ctx.stakeholders}
+            for name, args in offline_tools.tool_calls(message, d.mode, known, set(ctx.assumption_ids)):
+                uses.append(ToolUse(id=f"offline_{next(ids)}", name=name, input=args))
+        if d.action == "complete_mode":
+            kind = "problem_brief" if d.mode == "mode_1" else "solution_evaluation"
+            uses.append(ToolUse(id=f"offline_{next(ids)}", name="complete_mode", input={"mode": d.mode}))
+            uses.append(ToolUse(id=f"offline_{next(ids)}", name="generate_artifact", input={"kind": kind}))
 
         # 4. Domain patterns.
         for pid in d.patterns[:1]:

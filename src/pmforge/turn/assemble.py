@@ -33,6 +33,8 @@ class AssembledContext(BaseModel):
     has_documents: bool = False  # the project has indexed files (for "not found in your files")
     previous_probe: str | None = None  # the probe asked last turn, which this message may answer
     problem_statement: str = ""
+    stakeholders: list[str] = Field(default_factory=list)
+    assumption_ids: list[str] = Field(default_factory=list)  # registered and not retired
 
 
 def document_query(message: str, decision: RoutingDecision) -> str:
@@ -85,6 +87,8 @@ def assemble(
         has_documents=any(f.indexed for f in project_state.file_summaries),
         previous_probe=state.active_probe,
         problem_statement=state.problem_brief.problem_statement,
+        stakeholders=[s.name for s in state.problem_brief.stakeholders],
+        assumption_ids=[x.id for x in state.assumptions if not x.retired],
     )
     s = ctx.sections
     s["context_block"] = render.context_block(project_state, settings.budget_context_block)
