@@ -117,3 +117,16 @@ def test_a_citation_opens_the_exact_passage(app: AppTest):
     delete.click().run()
     notes = [c.value for p in app.get("popover") for c in p.caption]
     assert notes == ["That version of the file has since been replaced or deleted."]
+
+
+def test_generate_and_download_the_brief(app: AppTest, isolated_env):
+    _create_project(app, "Epsilon")
+    app.chat_input[0].set_value("The problem is that bakery shrink is 9 percent in enterprise stores.").run()
+    [b for b in app.sidebar.button if b.label == "Generate problem brief"][0].click().run()
+    assert not app.exception
+    notes = [s.value for s in app.sidebar.success]
+    assert notes and notes[0].startswith("Problem brief written. Still to be confirmed: Target audience")
+    labels = [d.label for d in app.sidebar.get("download_button")]
+    assert "Problem brief (.md)" in labels and "Problem brief (.docx)" in labels
+    written = list((isolated_env / "projects" / "epsilon" / "artifacts").glob("problem-brief-*.docx"))
+    assert len(written) == 1

@@ -10,6 +10,7 @@ import hashlib
 
 import streamlit as st
 
+from pmforge import artifacts
 from pmforge.errors import ForgeError
 from pmforge.ingest.pipeline import delete_file, ingest_file, reindex
 from pmforge.models import Turn
@@ -20,6 +21,9 @@ from pmforge.workspace import Workspace
 
 st.set_page_config(page_title="Forge", page_icon="🔨", layout="wide")
 ss = st.session_state
+
+
+DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
 def plural(n: int, word: str) -> str:
@@ -128,6 +132,33 @@ def files_panel(project: Project) -> None:
         st.rerun()
 
 
+DOWNLOADS = {
+    "problem_brief": ("Problem brief", {"md": "text/markdown", "docx": DOCX_MIME}),
+    "solution_evaluation": ("Solution evaluation", {"md": "text/markdown", "docx": DOCX_MIME}),
+    "assumption_register": ("Assumption register", {"json": "application/json", "csv": "text/csv"}),
+}
+
+
+def downloads_panel(project: Project) -> None:
+    st.subheader("Downloads")
+    state = project.state()
+    kinds = ["problem_brief", "assumption_register"] + (["solution_evaluation"] if state.active_mode == "mode_2" else [])
+    for kind in kinds:
+        title, formats = DOWNLOADS[kind]
+        cols = st.columns([3, 2])
+        if cols[0].button(f"Generate {title.lower()}", key=f"generate-{kind}"):
+            with project.ws.locked():
+                result = artifacts.generate(project.ws, state, project.project_state(), kind)
+            missing = f" Still to be confirmed: {', '.join(result.missing)}." if result.missing else ""
+            notify(True, f"{title} written.{missing}")
+            st.rerun()
+        files = artifacts.latest(project.ws, kind)
+        for ext, mime in formats.items():
+            if ext in files:
+                st.download_button(f"{title} (.{ext})", files[ext].read_bytes(), file_name=files[ext].name,
+                                   mime=mime, key=f"download-{kind}-{ext}")
+
+
 # ---------------------------------------------------------------- main area
 
 def looked_at(project: Project, turn: Turn) -> None:
@@ -218,6 +249,7 @@ def main() -> None:
         project = resources.project(slug) if slug else None
         if project:
             files_panel(project)
+            downloads_panel(project)
     if project is None:
         st.title("Forge")
         st.write("Create a project in the sidebar to start a discovery session.")
