@@ -145,8 +145,7 @@ def downloads_panel(project: Project) -> None:
     kinds = ["problem_brief", "assumption_register"] + (["solution_evaluation"] if state.active_mode == "mode_2" else [])
     for kind in kinds:
         title, formats = DOWNLOADS[kind]
-        cols = st.columns([3, 2])
-        if cols[0].button(f"Generate {title.lower()}", key=f"generate-{kind}"):
+        if st.button(f"Generate {title.lower()}", key=f"generate-{kind}", use_container_width=True):
             with project.ws.locked():
                 result = artifacts.generate(project.ws, state, project.project_state(), kind)
             missing = f" Still to be confirmed: {', '.join(result.missing)}." if result.missing else ""

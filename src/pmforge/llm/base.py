@@ -59,6 +59,20 @@ def _message_text(message: dict) -> str:
     return json.dumps(content)
 
 
+def model_schema(model: type[BaseModel]) -> dict:
+    """A model's JSON schema for a tool's input, without the titles pydantic adds to every property
+    (they repeat the property names and cost tokens on every call)."""
+
+    def strip(node):
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if not (k == "title" and isinstance(v, str))}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    return strip(model.model_json_schema())
+
+
 class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0

@@ -7,7 +7,7 @@ from typing import Callable
 
 from pydantic import BaseModel
 
-from ..llm.base import ToolSpec
+from ..llm.base import ToolSpec, model_schema
 from ..models import ProjectState, SessionState
 from ..workspace import Workspace
 
@@ -36,7 +36,7 @@ class Tool:
     effect: Callable[[BaseModel, ToolContext], str]
 
     def spec(self) -> ToolSpec:
-        schema = self.model.model_json_schema()
-        schema.pop("title", None)
+        schema = model_schema(self.model)
         schema.pop("description", None)
         return ToolSpec(name=self.name, description=(self.model.__doc__ or "").strip(), input_schema=schema)
+

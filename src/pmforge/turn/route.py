@@ -17,7 +17,7 @@ from config import Settings
 
 from ..errors import ForgeError
 from ..knowledge import MODE_ORDER, catalogue_text, find_pattern, find_probe, patterns_for
-from ..llm.base import LLM, ChatRequest, SystemBlock, ToolSpec
+from ..llm.base import LLM, ChatRequest, SystemBlock, ToolSpec, model_schema
 from ..models import ProjectState, RoutingDecision, SessionState
 from . import render
 
@@ -102,8 +102,7 @@ def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
 
 
 def build_route_request(inputs: RouteInputs, settings: Settings) -> ChatRequest:
-    schema = RoutingDecision.model_json_schema()
-    schema.pop("title", None)
+    schema = model_schema(RoutingDecision)
     request = ChatRequest(
         purpose="route",
         model=settings.phase_a_model,
