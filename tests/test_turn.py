@@ -109,3 +109,25 @@ def test_a_200kb_paste_becomes_indexed_source_and_the_prompt_stays_small(project
     assert record.tokens.phase_a <= project.settings.phase_a_budget
     later = run_turn(project, "Which store has electronic shelf labels, 9137?")
     assert any(d.startswith(entry.file_id) for d in later.retrieved.documents)
+
+
+def test_a_project_can_add_its_own_domain_pattern(project: Project, services):
+    from pmforge.knowledge import catalogue_text, find_pattern
+
+    folder = project.ws.root / "patterns"
+    folder.mkdir()
+    (folder / "seasonal-staffing.md").write_text(
+        "# Seasonal Staffing Blind Spot\nMode: mode_1\nTriggers: holiday rota, seasonal staff\n"
+        "Signals: The plan assumes the same staff all year.\n"
+        "Stay silent when: Seasonal cover is already planned.\n"
+        "Surface: Seasonal staff turn over before they learn a new routine.\n"
+        "Question: Who runs this in December, and were they trained in October?\n")
+    (folder / "broken.md").write_text("# No fields at all\n")
+    record = run_turn(project, "Over Christmas the holiday rota is mostly seasonal staff in bakery.")
+    pattern_id = f"{project.ws.slug}.seasonal_staffing"
+    assert record.routing.patterns == [pattern_id]
+    assert "Who runs this in December" in record.reply  # the offline interviewer asks its question
+    assert pattern_id in project.state().routing.patterns_fired
+    assert find_pattern("Seasonal Staffing Blind Spot").id == pattern_id
+    assert pattern_id in catalogue_text("mode_1", project.ws.slug)
+    assert pattern_id not in catalogue_text("mode_1", "another-project")

@@ -99,12 +99,22 @@ _PROBE_INDEX = _index(PROBES)
 _PATTERN_INDEX = _index(PATTERNS)
 
 
+# Patterns a project adds in projects/<slug>/patterns/*.md, by project slug (ids are namespaced by slug,
+# so several projects open in one process never see each other's).
+_PROJECT_PATTERNS: dict[str, list[Pattern]] = {}
+
+
+def set_project_patterns(project: str, patterns: list[Pattern]) -> None:
+    _PROJECT_PATTERNS[project] = list(patterns)
+
+
 def probes_for(mode: Mode) -> list[Probe]:
     return [PROBES[pid] for pid in MODE_ORDER[mode]]
 
 
-def patterns_for(mode: Mode) -> list[Pattern]:
-    return [p for p in PATTERNS.values() if p.mode == mode]
+def patterns_for(mode: Mode, project: str | None = None) -> list[Pattern]:
+    extra = _PROJECT_PATTERNS.get(project, []) if project else []
+    return [p for p in [*PATTERNS.values(), *extra] if p.mode == mode]
 
 
 def find_probe(name_or_id: str) -> Probe | None:
@@ -112,7 +122,12 @@ def find_probe(name_or_id: str) -> Probe | None:
 
 
 def find_pattern(name_or_id: str) -> Pattern | None:
-    return PATTERNS.get(name_or_id) or _PATTERN_INDEX.get(_key(name_or_id or ""))
+    found = PATTERNS.get(name_or_id) or _PATTERN_INDEX.get(_key(name_or_id or ""))
+    if found is None:
+        wanted = _key(name_or_id or "")
+        found = next((p for extra in _PROJECT_PATTERNS.values() for p in extra
+                      if wanted in (_key(p.id), _key(p.name))), None)
+    return found
 
 
 def _gist(text: str, words: int = 8) -> str:
@@ -126,9 +141,9 @@ def _gist(text: str, words: int = 8) -> str:
     return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
 
 
-def catalogue_text(mode: Mode) -> str:
+def catalogue_text(mode: Mode, project: str | None = None) -> str:
     lines = ["Probes (in order):"]
     lines += [f"{p.id} — {p.name}: {_gist(p.purpose)}" for p in probes_for(mode)]
     lines.append("Patterns:")
-    lines += [f"{p.id} — {p.name}" for p in patterns_for(mode)]
+    lines += [f"{p.id} — {p.name}" for p in patterns_for(mode, project)]
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..knowledge.project_patterns import load_project_patterns
 from ..models import RetrievalTrace, SourceRef, TokenReport, Turn, TurnRecord
 from ..project import Project
 from ..tokens import count_tokens
@@ -32,7 +33,8 @@ class PendingTurn:
             with project.ws.locked():
                 project.ws.save_state(self.state)
         self.project_state = project.project_state()
-        inputs = RouteInputs(self.state, self.project_state, message, self.number)
+        self.pattern_problems = load_project_patterns(project.ws.slug, project.ws.root / "patterns")
+        inputs = RouteInputs(self.state, self.project_state, message, self.number, project=project.ws.slug)
         self.decision, self.route_request, self.route_note = route(project.services.llm, inputs, settings)
         self.context: AssembledContext = assemble(
             self.decision, self.state, self.project_state, message, self.number,

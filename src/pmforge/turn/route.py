@@ -55,6 +55,7 @@ class RouteInputs:
     project_state: ProjectState
     message: str
     turn_number: int
+    project: str | None = None  # whose own domain patterns join the catalogue
 
 
 def is_filler(message: str) -> bool:
@@ -81,7 +82,7 @@ def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
     answered = state.active_probe if (state.active_probe and not filler) else None
     next_probe = _next_unfired(state, mode, also_done=answered)
     patterns = [] if filler else [
-        p.id for p in patterns_for(mode)
+        p.id for p in patterns_for(mode, inputs.project)
         if p.id not in state.routing.patterns_fired and any(t in lowered for t in p.triggers)
     ][:2]
     substantive_since = sum(
@@ -108,7 +109,8 @@ def build_route_request(inputs: RouteInputs, settings: Settings) -> ChatRequest:
         model=settings.phase_a_model,
         system=[
             SystemBlock(text=ROUTER_INSTRUCTIONS, cache=False, label="router"),
-            SystemBlock(text="## Catalogue\n" + catalogue_text(inputs.state.active_mode), label="catalogue"),
+            SystemBlock(text="## Catalogue\n" + catalogue_text(inputs.state.active_mode, inputs.project),
+                        label="catalogue"),
         ],
         messages=[],
         tools=[ToolSpec(name=ROUTE_TOOL, description="Record the routing decision for this turn.", input_schema=schema)],
