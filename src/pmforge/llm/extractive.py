@@ -13,6 +13,7 @@ def sentences(text: str) -> list[str]:
     out: list[str] = []
     for block in re.split(r"\n\s*\n|\n(?=#)", text):
         block = re.sub(r"^#{1,6}\s+.*$", "", block, flags=re.M)
+        block = re.sub(r"^\s*\|.*$", "", block, flags=re.M)  # table rows are not sentences
         flat = " ".join(_MD_NOISE.sub(" ", block).split())
         out += [s.strip() for s in _SENTENCE.split(flat) if len(s.strip()) > 2]
     return out
