@@ -161,13 +161,27 @@ def page(forge_url):
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             page = context.new_page()
             page.set_default_timeout(30_000)
-            page.goto(forge_url, wait_until="domcontentloaded")
+            _open_app(page, forge_url)
             yield page
         finally:
             browser.close()
 
 
 # ---------------------------------------------------------------- helpers
+
+def _open_app(page, url: str, attempts: int = 3) -> None:
+    """Load the app. On a loaded 2-core machine the first websocket handshake can time out while the
+    server imports its libraries, and Streamlit then shows "Connection error"; a reload is what a person
+    would do, so do it (a few times at most) instead of failing on the first try."""
+    ready = page.get_by_text("Running offline")
+    trouble = page.get_by_role("heading", name="Connection error")
+    for attempt in range(attempts):
+        page.goto(url, wait_until="domcontentloaded")
+        expect(ready.or_(trouble).first).to_be_visible(timeout=WAIT)
+        if ready.is_visible():
+            return
+    raise AssertionError(f"the app showed 'Connection error' on {attempts} loads")
+
 
 def _shot(page, name: str) -> None:
     # Finish the expander's opening transition and hide the blinking caret: stable pictures.
