@@ -47,6 +47,12 @@ class Settings(BaseSettings):
     voyage_batch_tokens: int = 100_000  # estimated tokens per embedding call
     voyage_max_attempts: int = 6
 
+    # --- prices, US dollars per million tokens (for the cost meter; update when rates change) ---
+    price_input_per_mtok: float = 3.00  # Phase B model
+    price_output_per_mtok: float = 15.00
+    price_cache_read_per_mtok: float = 0.30
+    price_cache_write_per_mtok: float = 3.75
+
     # --- chunking (tokens, cl100k) ---
     section_split_tokens: int = 1000  # sections above this are split into several leaves
     leaf_min_tokens: int = 300

@@ -130,3 +130,19 @@ def test_generate_and_download_the_brief(app: AppTest, isolated_env):
     assert "Problem brief (.md)" in labels and "Problem brief (.docx)" in labels
     written = list((isolated_env / "projects" / "epsilon" / "artifacts").glob("problem-brief-*.docx"))
     assert len(written) == 1
+
+
+def test_sidebar_shows_mode_register_skeleton_and_the_session_meter(app: AppTest):
+    _create_project(app, "Zeta")
+    app.chat_input[0].set_value("The problem is bakery shrink. I think leads will adopt a daily markdown list.").run()
+    app.chat_input[0].set_value("Dana Whitfield signs off on the budget. I assume finance will fund handhelds.").run()
+    assert not app.exception
+    sidebar = _sidebar_text(app)
+    assert "Mode 1 · Discover & Frame" in sidebar and "turn 2" in sidebar
+    assert "active 2" in sidebar  # two hedged statements registered
+    assert "Still missing: Target audience" in sidebar  # the brief says what it lacks
+    expanders = [e.label for e in app.sidebar.expander]
+    assert "All 2 assumptions" in expanders
+    meter = [e for e in app.expander if e.label.startswith("Session meter")]
+    assert meter and "2 turns" in meter[0].label
+    assert "Offline: no tokens are billed" in " ".join(c.value for c in meter[0].caption)

@@ -266,7 +266,7 @@ def _journey(page, tmp_path) -> None:
     expect(reply).to_contain_text("Question 1:")
     expect(reply).to_contain_text(re.compile(r"From your files, \[" + re.escape(FILENAME) + " ›"))
     expect(reply).to_contain_text("20 stores")
-    expect(main).to_contain_text("turn 1")
+    expect(sidebar).to_contain_text("turn 1")
     _shot(page, "03-reply.png")
 
     # What Forge looked at, under the latest reply.
@@ -285,7 +285,7 @@ def _journey(page, tmp_path) -> None:
     second = _send(page, "yes", expected_replies=2)
     expect(second.get_by_test_id("stMarkdownContainer").first).not_to_have_text("")
     expect(page.get_by_test_id("stChatMessage")).to_have_count(4)
-    expect(main).to_contain_text("turn 2")
+    expect(sidebar).to_contain_text("turn 2")
 
     # Delete the file with its delete button (its tooltip names the file).
     delete = _delete_button(sidebar, FILENAME)

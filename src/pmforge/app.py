@@ -16,7 +16,7 @@ from pmforge.ingest.pipeline import delete_file, ingest_file, reindex
 from pmforge.models import Turn
 from pmforge.project import Project
 from pmforge.turn.orchestrator import start_turn
-from pmforge.ui import resources
+from pmforge.ui import panels, resources
 from pmforge.workspace import Workspace
 
 st.set_page_config(page_title="Forge", page_icon="🔨", layout="wide")
@@ -205,8 +205,7 @@ def ensure_indexed(project: Project) -> None:
 def chat(project: Project) -> None:
     state = project.state()
     st.title(state.project_name or project.ws.slug)
-    st.caption(f"Mode {state.active_mode[-1]} · turn {state.turn_count} · "
-               f"{plural(len(state.assumptions), 'assumption')}")
+    panels.session_meter(state, project.settings, project.services.llm.online)
     for turn in state.turns:
         with st.chat_message("user"):
             st.markdown(turn.user)
@@ -247,7 +246,11 @@ def main() -> None:
         slug = project_picker(services)
         project = resources.project(slug) if slug else None
         if project:
+            state = project.state()
+            panels.session_badge(state)
             files_panel(project)
+            panels.register_panel(state)
+            panels.skeleton_panel(state, project.project_state())
             downloads_panel(project)
     if project is None:
         st.title("Forge")

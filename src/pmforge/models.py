@@ -242,6 +242,15 @@ class TokenReport(BaseModel):
     sections: dict[str, int] = Field(default_factory=dict)
 
 
+class BilledUsage(BaseModel):
+    """What the provider reported for Phase B (all tool-loop rounds); zero offline."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
 class Turn(BaseModel):
     number: int
     user: str
@@ -253,6 +262,7 @@ class Turn(BaseModel):
     retrieved: RetrievalTrace = Field(default_factory=RetrievalTrace)
     sources: list[SourceRef] = Field(default_factory=list)  # the retrieved sections, for people
     tokens: TokenReport = Field(default_factory=TokenReport)
+    usage: BilledUsage = Field(default_factory=BilledUsage)
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     summary: str = ""
     indexed: bool = False  # stored in the conversations collection

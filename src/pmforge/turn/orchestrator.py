@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..knowledge.project_patterns import load_project_patterns
-from ..models import RetrievalTrace, SourceRef, TokenReport, Turn, TurnRecord
+from ..models import BilledUsage, RetrievalTrace, SourceRef, TokenReport, Turn, TurnRecord
 from ..project import Project
 from ..tokens import count_tokens
 from ..tools import ToolContext
@@ -95,6 +95,7 @@ class PendingTurn:
                 for s in self.context.documents
             ],
             tokens=self.tokens(),
+            usage=BilledUsage(**result.usage.model_dump()),
             tool_calls=result.tool_calls,
         )
         state.turns.append(turn)
