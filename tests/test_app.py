@@ -44,7 +44,7 @@ def test_offline_start_chat_upload_delete(app: AppTest):
     assert not app.exception and not app.error
     messages = app.chat_message
     assert [m.name for m in messages] == ["user", "assistant"]
-    assert "Question 1:" in messages[1].markdown[0].value
+    assert app.checkbox[0].label.startswith("Question 1:")  # the latest reply's questions can be ticked
 
     uploader = app.sidebar.get("file_uploader")[0]
     uploader.upload("research-q3.docx", research_docx("The Kestrel app reaches 12 percent."), DOCX_MIME).run()
@@ -146,3 +146,40 @@ def test_sidebar_shows_mode_register_skeleton_and_the_session_meter(app: AppTest
     meter = [e for e in app.expander if e.label.startswith("Session meter")]
     assert meter and "2 turns" in meter[0].label
     assert "Offline: no tokens are billed" in " ".join(c.value for c in meter[0].caption)
+
+
+def test_question_checkboxes_survive_repeated_labels_and_reach_the_next_turn(app: AppTest, isolated_env):
+    from pmforge.models import SessionState, Turn
+    from pmforge.workspace import Workspace
+
+    _create_project(app, "Eta")
+    ws = Workspace(isolated_env / "projects" / "eta")
+    state = ws.load_state()
+    repeated = "Noted.\n\nQuestion 1: Who owns shrink?\n\nQuestion 1: Who owns shrink?\n\nQuestion 2: Since when?"
+    state.turns.append(Turn(number=1, user="We want less shrink.", assistant=repeated))
+    ws.save_state(SessionState.model_validate(state.model_dump()))
+    app.run()
+    assert not app.exception
+    boxes = app.checkbox
+    assert [b.label for b in boxes] == ["Question 1: Who owns shrink?", "Question 2: Who owns shrink?",
+                                        "Question 3: Since when?"]
+    boxes[2].check().run()
+    app.chat_input[0].set_value("Since the Q2 review.").run()
+    assert ws.load_state().turns[-1].user.startswith("Answering Question 3: Since when?")
+
+
+def test_long_histories_render_recent_turns_first(app: AppTest, isolated_env):
+    from pmforge.models import Turn
+    from pmforge.workspace import Workspace
+
+    _create_project(app, "Theta")
+    ws = Workspace(isolated_env / "projects" / "theta")
+    state = ws.load_state()
+    state.turns = [Turn(number=n, user=f"Message {n}", assistant=f"Reply {n}") for n in range(1, 46)]
+    ws.save_state(state)
+    app.run()
+    assert len(app.chat_message) == 2 * 20
+    earlier = [b for b in app.button if b.label.startswith("Show 20 earlier turns")]
+    assert earlier and "(25 not shown)" in earlier[0].label
+    earlier[0].click().run()
+    assert len(app.chat_message) == 2 * 40

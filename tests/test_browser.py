@@ -277,7 +277,7 @@ def _journey(page, tmp_path) -> None:
     expect(details).to_contain_text("Routing")
     expect(details).to_contain_text("Document sections")
     # Let the panel finish opening, then bring its end clear of the chat input pinned at the bottom.
-    expander.evaluate("e => Promise.all(e.getAnimations({subtree: true}).map(a => a.finished))")
+    expander.evaluate("e => Promise.allSettled(e.getAnimations({subtree: true}).map(a => a.finished))")
     details.get_by_text("Prompt tokens").evaluate("e => e.scrollIntoView({block: 'center'})")
     _shot(page, "04-expander.png")
 

@@ -7,6 +7,7 @@ This file only lays out widgets and calls the same functions as the CLI
 from __future__ import annotations
 
 import hashlib
+import re
 
 import streamlit as st
 
@@ -202,21 +203,60 @@ def ensure_indexed(project: Project) -> None:
     checked.add(project.ws.slug)
 
 
+EAGER_TURNS = 20  # older turns render on request: reruns stay cheap in a 300-turn session
+_QUESTION = re.compile(r"^\s*\**Question (\d+)\**:\s*(.+?)\s*$")
+
+
+def split_questions(reply: str) -> tuple[str, list[str]]:
+    """The reply without its numbered question lines, and the questions in order."""
+    keep, questions = [], []
+    for line in reply.splitlines():
+        m = _QUESTION.match(line)
+        if m:
+            questions.append(m.group(2))
+        else:
+            keep.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(keep)).strip(), questions
+
+
+def show_turn(project: Project, turn: Turn, latest: bool) -> None:
+    with st.chat_message("user"):
+        st.markdown(turn.user)
+    with st.chat_message("assistant"):
+        body, questions = split_questions(turn.assistant) if latest else (turn.assistant, [])
+        st.markdown(body)
+        for i, question in enumerate(questions, start=1):
+            # Keys carry the turn and position, so a reply that repeats a label cannot collide.
+            st.checkbox(f"Question {i}: {question}", key=f"pick-{turn.number}-{i}")
+        if questions:
+            st.caption("Tick the questions you are answering; Forge will know which ones.")
+        looked_at(project, turn)
+
+
+def picked_questions(turn: Turn) -> list[str]:
+    _, questions = split_questions(turn.assistant)
+    return [f"Question {i}: {q}" for i, q in enumerate(questions, 1) if ss.get(f"pick-{turn.number}-{i}")]
+
+
 def chat(project: Project) -> None:
     state = project.state()
     st.title(state.project_name or project.ws.slug)
     panels.session_meter(state, project.settings, project.services.llm.online)
-    for turn in state.turns:
-        with st.chat_message("user"):
-            st.markdown(turn.user)
-        with st.chat_message("assistant"):
-            st.markdown(turn.assistant)
-            looked_at(project, turn)
+    shown = ss.setdefault("history_shown", EAGER_TURNS)
+    hidden = max(len(state.turns) - shown, 0)
+    if hidden and st.button(f"Show {min(hidden, EAGER_TURNS)} earlier turns ({hidden} not shown)"):
+        ss.history_shown = shown + EAGER_TURNS
+        st.rerun()
+    for turn in state.turns[hidden:]:
+        show_turn(project, turn, latest=turn is state.turns[-1])
     if ss.get("kept_message"):
         st.info(f"Your last message was not answered and is kept here: “{ss.kept_message}”")
     message = st.chat_input("Tell Forge about your product question…")
     if not message:
         return
+    picked = picked_questions(state.turns[-1]) if state.turns else []
+    if picked:
+        message = "Answering " + "; ".join(picked) + "\n\n" + message
     with st.chat_message("user"):
         st.markdown(message)
     with st.chat_message("assistant"):
