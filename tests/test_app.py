@@ -58,6 +58,11 @@ def test_offline_start_chat_upload_delete(app: AppTest):
     assert [b.help for b in manifest_files] == ["Delete research-q3.docx"]
 
     manifest_files[0].click().run()
+    assert "Delete research-q3.docx?" in app.sidebar.warning[0].value  # nothing is deleted without a yes
+    [b for b in app.sidebar.button if b.label == "Cancel"][0].click().run()
+    assert "research-q3.docx" in _sidebar_text(app) and not app.sidebar.warning
+    [b for b in app.sidebar.button if b.help == "Delete research-q3.docx"][0].click().run()
+    [b for b in app.sidebar.button if b.label == "Delete"][0].click().run()
     assert not app.exception
     assert [s.value for s in app.sidebar.success] == ["Deleted research-q3.docx."]
     assert "research-q3.docx" not in _sidebar_text(app)
@@ -113,8 +118,8 @@ def test_a_citation_opens_the_exact_passage(app: AppTest):
     passages = [m.value for p in app.get("popover") for m in p.markdown]
     assert passages == [PLAN.decode().strip()]  # the section's exact characters from converted/plan.md.md
 
-    delete = [b for b in app.sidebar.button if b.help == "Delete plan.md"][0]
-    delete.click().run()
+    [b for b in app.sidebar.button if b.help == "Delete plan.md"][0].click().run()
+    [b for b in app.sidebar.button if b.label == "Delete"][0].click().run()
     notes = [c.value for p in app.get("popover") for c in p.caption]
     assert notes == ["That version of the file has since been replaced or deleted."]
 
@@ -183,3 +188,31 @@ def test_long_histories_render_recent_turns_first(app: AppTest, isolated_env):
     assert earlier and "(25 not shown)" in earlier[0].label
     earlier[0].click().run()
     assert len(app.chat_message) == 2 * 40
+
+
+def test_full_journey_survives_switching_projects(app: AppTest):
+    _create_project(app, "Iota")
+    uploader = app.sidebar.get("file_uploader")[0]
+    uploader.upload("research-q3.docx", research_docx("The Kestrel app reaches 12 percent."), DOCX_MIME).run()
+    app.sidebar.get("file_uploader")[0].upload("plan.md", PLAN, "text/markdown").run()
+    files = sorted(b.help for b in app.sidebar.button if b.help and b.help.startswith("Delete"))
+    assert files == ["Delete plan.md", "Delete research-q3.docx"]
+    for message in ("For context, we are a 62-store grocer and the VP of stores owns shrink.",
+                    "I think bakery leads will adopt a daily markdown list.",
+                    "How many stores are in the pilot?"):
+        app.chat_input[0].set_value(message).run()
+        assert not app.exception and not app.error
+
+    def snapshot():
+        org = [m.value for e in app.sidebar.expander if e.label == "Organisation context" for m in e.markdown]
+        return ([m.markdown[0].value for m in app.chat_message if m.name == "user"], org,
+                [e.label for e in app.sidebar.expander if e.label.startswith("All ")],
+                sorted(b.help for b in app.sidebar.button if b.help and b.help.startswith("Delete")))
+
+    before = snapshot()
+    assert before[1] == ["For context, we are a 62-store grocer and the VP of stores owns shrink."]
+    assert before[2] == ["All 1 assumption"]
+    _create_project(app, "Kappa")
+    assert snapshot() != before
+    app.sidebar.selectbox[0].set_value("iota").run()
+    assert snapshot() == before

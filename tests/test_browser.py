@@ -293,6 +293,8 @@ def _journey(page, tmp_path) -> None:
     delete.hover()
     expect(page.get_by_role("tooltip")).to_contain_text(f"Delete {FILENAME}")
     delete.click()
+    expect(sidebar).to_contain_text(f"Delete {FILENAME}?", timeout=WAIT)  # asks before deleting
+    sidebar.get_by_role("button", name="Delete", exact=True).click()
     expect(_file_rows(sidebar, FILENAME)).to_have_count(0, timeout=WAIT)
     expect(sidebar).to_contain_text("No files yet", timeout=WAIT)
     expect(sidebar).to_contain_text(f"Deleted {FILENAME}.")  # the confirmation survives the rerun

@@ -94,11 +94,21 @@ def files_panel(project: Project) -> None:
             cols = st.columns([5, 1])
             cols[0].markdown(f"{icon} **{f.filename}**")
             if cols[1].button("", icon=":material/delete:", key=f"delete-{f.file_id}", help=f"Delete {f.filename}"):
-                try:
-                    notify(True, delete_file(project, f.filename))
-                except ForgeError as exc:
-                    notify(False, str(exc))
+                ss.confirm_delete = f.filename
                 st.rerun()
+            if ss.get("confirm_delete") == f.filename:
+                st.warning(f"Delete {f.filename}? Its passages leave the search; earlier replies keep their text.")
+                yes, no = st.columns(2)
+                if yes.button("Delete", key=f"confirm-{f.file_id}", type="primary"):
+                    ss.confirm_delete = None
+                    try:
+                        notify(True, delete_file(project, f.filename))
+                    except ForgeError as exc:
+                        notify(False, str(exc))
+                    st.rerun()
+                if no.button("Cancel", key=f"cancel-{f.file_id}"):
+                    ss.confirm_delete = None
+                    st.rerun()
             detail = f"{f.uploaded_at[:16].replace('T', ' ')} · {plural(f.chunk_count, 'passage')}"
             st.caption(detail if f.indexed else f"{detail} · {f.status}")
             if f.summary:
@@ -289,6 +299,7 @@ def main() -> None:
             state = project.state()
             panels.session_badge(state)
             files_panel(project)
+            panels.org_context_panel(project.project_state())
             panels.register_panel(state)
             panels.skeleton_panel(state, project.project_state())
             downloads_panel(project)

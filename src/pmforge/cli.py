@@ -150,6 +150,10 @@ def cmd_bench(args) -> int:
         from .bench.recall import bench_recall
 
         figures = bench_recall(turns=args.turns or 360, retriever=args.retriever)
+    elif args.what == "rerun":
+        from .bench.rerun import bench_rerun
+
+        figures = bench_rerun(turns=args.turns or 300, files=args.files)
     elif args.what == "latency":
         from .bench.latency import bench_latency
 
@@ -236,10 +240,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("bench", help="print performance figures")
-    p.add_argument("what", choices=["ingest", "prompt", "recall", "latency"])
+    p.add_argument("what", choices=["ingest", "prompt", "recall", "latency", "rerun"])
     p.add_argument("--words", type=int, default=15_000, help="ingest: size of the generated report")
-    p.add_argument("--turns", type=int, help="prompt (100), recall (360), latency (1000): session length")
+    p.add_argument("--turns", type=int, help="prompt (100), recall (360), latency (1000), rerun (300): session length")
     p.add_argument("--chunks", type=int, default=10_000, help="latency: document chunks in the store")
+    p.add_argument("--files", type=int, default=50, help="rerun: files in the project")
     p.add_argument("--retriever", choices=["vector", "bm25", "hybrid"], help="recall: override the configured one")
     p.add_argument("--chart", help="prompt: write a PNG chart of the three curves here")
     p.add_argument("--json", action="store_true")

@@ -136,7 +136,8 @@ class OfflineLLM(LLM):
                                     input={"problem_statement": extractive.clip_words(statement, 80)}))
 
             known = {s.casefold() for s in ctx.stakeholders}
-            for name, args in offline_tools.tool_calls(message, d.mode, known, set(ctx.assumption_ids)):
+            for name, args in offline_tools.tool_calls(message, d.mode, known, set(ctx.assumption_ids),
+                                                       ctx.org_context):
                 uses.append(ToolUse(id=f"offline_{next(ids)}", name=name, input=args))
         if d.action == "complete_mode":
             kind = "problem_brief" if d.mode == "mode_1" else "solution_evaluation"

@@ -32,6 +32,7 @@ _METRICS = [
 _PROCEED = re.compile(r"\b(?:we should )?(?:proceed|go ahead|it is worth it|worth doing) if\b", re.I)
 _DONT = re.compile(r"\b(?:do not proceed|don't proceed|kill it|stop|walk away) if\b", re.I)
 _AUDIENCE = re.compile(r"\b(?:target (?:users?|audience|customers?) (?:is|are)|it is for|this is for)\b", re.I)
+_ORG = re.compile(r"^(?:for context|about us|about our (?:company|organisation|organization|team))\b", re.I)
 _ARTIFACT = re.compile(r"\b(generate|export|write up|download|produce)\b.*\b(brief|register|evaluation)\b", re.I)
 _SOLUTION = re.compile(r"\b(?:the solution is|the idea is|we would build|we'd build|proposed solution is)\b", re.I)
 _RISK = re.compile(r"\b(value|usability|feasibility|viability) risk is (low|medium|high)\b", re.I)
@@ -44,9 +45,14 @@ def _sentences_matching(message: str, pattern: re.Pattern) -> list[str]:
     return [s for s in extractive.sentences(message) if pattern.search(s)]
 
 
-def tool_calls(message: str, mode: str, known_stakeholders: set[str], known_assumptions: set[str]) -> list[tuple[str, dict]]:
+def tool_calls(
+    message: str, mode: str, known_stakeholders: set[str], known_assumptions: set[str], org_context: str = ""
+) -> list[tuple[str, dict]]:
     """(tool name, arguments) pairs for what this message states."""
     calls: list[tuple[str, dict]] = []
+    org = _sentences_matching(message, _ORG)
+    if org:  # the tool replaces the whole context, so send what was known plus what is new
+        calls.append(("update_org_context", {"org_context": " ".join([org_context, *org]).strip()}))
     for sentence in extractive.sentences(message):
         refs = [r for r in _ASSUMPTION_REF.findall(sentence) if r in known_assumptions]
         for ref in refs:

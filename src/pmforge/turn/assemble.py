@@ -34,6 +34,7 @@ class AssembledContext(BaseModel):
     previous_probe: str | None = None  # the probe asked last turn, which this message may answer
     problem_statement: str = ""
     stakeholders: list[str] = Field(default_factory=list)
+    org_context: str = ""
     assumption_ids: list[str] = Field(default_factory=list)  # registered and not retired
 
 
@@ -88,6 +89,7 @@ def assemble(
         previous_probe=state.active_probe,
         problem_statement=state.problem_brief.problem_statement,
         stakeholders=[s.name for s in state.problem_brief.stakeholders],
+        org_context=project_state.org_context,
         assumption_ids=[x.id for x in state.assumptions if not x.retired],
     )
     s = ctx.sections

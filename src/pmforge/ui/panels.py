@@ -23,6 +23,11 @@ def session_badge(state: SessionState) -> None:
     st.caption(f"Active probe: {probe.name if probe else '—'} · {done} of 7 probes satisfied")
 
 
+def org_context_panel(project_state: ProjectState) -> None:
+    with st.expander("Organisation context"):
+        st.markdown(project_state.org_context or "_Nothing recorded yet. Tell Forge \u201cFor context, \u2026\u201d._")
+
+
 def register_panel(state: SessionState) -> None:
     working = sorted((a for a in state.assumptions if not a.retired), key=lambda a: a.number)
     st.subheader("Assumptions")
@@ -34,7 +39,7 @@ def register_panel(state: SessionState) -> None:
     st.markdown(" ".join(f":{STATUS_COLOUR[s]}-badge[{s.replace('_', ' ')} {by_status[s]}]"
                          for s in STATUS_COLOUR if by_status[s]))
     st.caption("Confidence: " + ", ".join(f"{c} {by_confidence[c]}" for c in ("guessed", "informed", "validated")))
-    with st.expander(f"All {len(working)} assumptions"):
+    with st.expander(f"All {len(working)} assumption{'s' * (len(working) != 1)}"):
         for a in working:
             rests = f" · rests on {', '.join(a.depends_on)}" if a.depends_on else ""
             held = dependents(state, a.id)
