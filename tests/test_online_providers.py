@@ -187,3 +187,30 @@ def test_tool_loop_is_capped(online: Project, stub):
     assert len(phase_b) == rounds
     assert len(record.tool_calls) == rounds
     assert record.reply.startswith("Round 0.")
+
+
+def test_api_keys_never_reach_the_workspace(stub, monkeypatch, isolated_env):
+    import config
+
+    anthropic_key, voyage_key = "sk-ant-api03-DISTINCTIVE-SECRET-7731", "pa-DISTINCTIVE-VOYAGE-SECRET-5519"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", anthropic_key)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", stub.url)
+    monkeypatch.setenv("VOYAGE_API_KEY", voyage_key)
+    monkeypatch.setenv("VOYAGE_BASE_URL", stub.url + "/v1")
+    monkeypatch.setenv("FORGE_MIN_SIMILARITY", "-1")
+    config.get_settings.cache_clear()
+    project = Project.create(Services.from_settings(config.get_settings()), "Secrets")
+    stub.queue_anthropic(text_message("A pilot plan."))
+    ingest_file(project, "plan.md", PLAN)
+    stub.queue_anthropic(
+        tool_use_message([("route", ROUTE)]),
+        tool_use_message([("generate_artifact", {"kind": "assumption_register"})], text="Noted."),
+        text_message("Question 1: Who owns shrink?"),
+        text_message("Summary."),
+    )
+    run_turn(project, "We want to cut shrink in the pilot stores.")
+    assert stub.anthropic_requests()  # the keys were really used
+    leaks = [p for p in isolated_env.rglob("*") if p.is_file()
+             and (anthropic_key.encode() in p.read_bytes() or voyage_key.encode() in p.read_bytes())]
+    assert leaks == []
+    assert anthropic_key not in repr(project.services.describe())

@@ -105,3 +105,16 @@ def test_tool_schemas_come_from_models_and_bad_calls_are_errors():
     assert ok and ctx.state.routing.probes_fired == ["why_now"]
     ok, text = run_tool("update_org_context", {"org_context": "Grocery chain, 400 stores."}, ctx)
     assert ok and ctx.project_state.org_context == "Grocery chain, 400 stores."
+
+
+def test_an_unreadable_state_is_moved_aside_and_reported(tmp_path):
+    from pmforge.workspace import Workspace
+
+    ws = Workspace.create(tmp_path, "Damaged")
+    ws.state_path.write_text('{"turns": [ {"number": 1, "user": "half a sa')  # a crash mid-write of an old Forge
+    with pytest.raises(ForgeError, match="moved to state.unreadable-.*a fresh session was started"):
+        ws.load_state()
+    kept = list(tmp_path.glob("damaged/state.unreadable-*.json"))
+    assert len(kept) == 1 and "half a sa" in kept[0].read_text()
+    fresh = ws.load_state()
+    assert fresh.turns == [] and fresh.recovered_from == kept[0].name

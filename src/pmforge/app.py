@@ -251,6 +251,9 @@ def picked_questions(turn: Turn) -> list[str]:
 def chat(project: Project) -> None:
     state = project.state()
     st.title(state.project_name or project.ws.slug)
+    if state.recovered_from:
+        st.warning(f"This session restarted because the saved one could not be read; the old file is kept as "
+                   f"{state.recovered_from} in the project folder.")
     panels.session_meter(state, project.settings, project.services.llm.online)
     shown = ss.setdefault("history_shown", EAGER_TURNS)
     hidden = max(len(state.turns) - shown, 0)
@@ -295,6 +298,10 @@ def main() -> None:
         provider_status(services)
         slug = project_picker(services)
         project = resources.project(slug) if slug else None
+        try:
+            project and project.state()
+        except ForgeError as exc:  # an unreadable state.json has just been moved aside; say so once
+            st.error(str(exc))
         if project:
             state = project.state()
             panels.session_badge(state)

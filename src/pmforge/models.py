@@ -273,6 +273,7 @@ class SessionState(BaseModel):
 
     schema_version: int = SCHEMA_VERSION
     project_name: str = ""
+    recovered_from: str = ""  # set when an unreadable state.json was moved aside and this one started fresh
     created_at: str = Field(default_factory=now_iso)
     active_mode: Mode = "mode_1"
     active_probe: str | None = None

@@ -15,7 +15,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from datetime import datetime, timezone
+
 from filelock import FileLock, Timeout
+from pydantic import ValidationError
 
 from .errors import ForgeError
 from .models import SCHEMA_VERSION, ProjectState, SessionState
@@ -174,9 +177,26 @@ class Workspace:
 
     # ---- state files
     def load_state(self) -> SessionState:
-        state = SessionState.model_validate(_read_json(self.state_path))  # validators migrate older schemas
+        try:
+            state = SessionState.model_validate(_read_json(self.state_path))  # validators migrate older schemas
+        except (ForgeError, ValidationError) as exc:
+            raise self._set_aside_unreadable_state(exc) from None
         state.schema_version = SCHEMA_VERSION
         return state
+
+    def _set_aside_unreadable_state(self, exc: Exception) -> ForgeError:
+        """Keep the damaged file (it may be repairable by hand), start a fresh state that says so, and tell
+        the user once: the session is never silently replaced by an empty one."""
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        aside = self.state_path.with_name(f"state.unreadable-{stamp}.json")
+        os.replace(self.state_path, aside)
+        name = self.slug
+        self.save_state(SessionState(project_name=name, recovered_from=aside.name))
+        reason = str(exc).splitlines()[0]
+        return ForgeError(
+            f"The saved session of '{self.slug}' could not be read ({reason}); it was moved to {aside.name} "
+            "and a fresh session was started. Your uploads and files are untouched."
+        )
 
     def save_state(self, state: SessionState) -> None:
         atomic_write_text(self.state_path, state.model_dump_json(indent=1))
