@@ -21,6 +21,7 @@ from ..llm.base import ChatRequest, SystemBlock
 from ..models import FileSummary, now_iso
 from ..project import Project
 from ..store.collections import LeafRecord, ParentRecord
+from ..turn.render import inert
 from ..turn.remember import asked_before, remember, summarize_turn
 from ..workspace import atomic_write_bytes, atomic_write_text, safe_filename
 from .chunk import ChunkSizes, Parent, breadcrumb, chunk_markdown, table_header_at
@@ -58,7 +59,7 @@ def summarize_file(project: Project, filename: str, markdown: str) -> str:
         purpose="summarize_file",
         model=settings.summary_model,
         system=[SystemBlock(text=FILE_SUMMARY_INSTRUCTIONS)],
-        messages=[{"role": "user", "content": f'<document name="{filename}">\n{markdown[:24000]}\n</document>'}],
+        messages=[{"role": "user", "content": f'<document name="{filename}">\n{inert(markdown[:24000])}\n</document>'}],
         max_tokens=200,
         context=(filename, markdown),
     )

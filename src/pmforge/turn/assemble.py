@@ -51,7 +51,8 @@ def format_documents(sections: list[RetrievedSection], budget: int) -> str:
         return ""
     per = max(budget // len(sections) - 20, 100)
     blocks = [
-        f'<document citation="{s.citation}" offsets="{s.start}-{s.end}">\n{truncate_to_tokens(s.text, per)}\n</document>'
+        f'<document citation="{s.citation}" offsets="{s.start}-{s.end}">\n'
+        f"{render.inert(truncate_to_tokens(s.text, per))}\n</document>"
         for s in sections
     ]
     return "\n\n".join(blocks)
@@ -66,7 +67,8 @@ def format_turns(turns: list[RetrievedTurn], budget: int) -> str:
         probe = find_probe(t.active_probe) if t.active_probe else None
         label = f"Turn {t.turn_number}" + (f" (Probe: {probe.name})" if probe else "")
         blocks.append(
-            f"{label}:\nPM: {truncate_to_tokens(t.user, per_side)}\nForge: {truncate_to_tokens(t.assistant, per_side)}"
+            f'<turn label="{label}">\nPM: {render.inert(truncate_to_tokens(t.user, per_side))}\n'
+            f"Forge: {render.inert(truncate_to_tokens(t.assistant, per_side))}\n</turn>"
         )
     return "\n\n".join(blocks)
 

@@ -12,6 +12,7 @@ from ..llm import extractive
 from ..llm.base import LLM, ChatRequest, SystemBlock
 from ..models import RetrievedTurn, Turn
 from ..store.collections import ProjectStore
+from .render import inert
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,8 @@ def summarize_turn(llm: LLM, user: str, assistant: str, settings: Settings, aske
         purpose="summarize_turn",
         model=settings.summary_model,
         system=[SystemBlock(text=SUMMARY_INSTRUCTIONS)],
-        messages=[{"role": "user", "content": f"<turn>\n{context}PM: {user}\n\nForge: {assistant}\n</turn>"}],
+        messages=[{"role": "user", "content": f"<turn>\n{inert(context)}PM: {inert(user)}\n\n"
+                                              f"Forge: {inert(assistant)}\n</turn>"}],
         max_tokens=150,
         context=(user, assistant, asked),
     )

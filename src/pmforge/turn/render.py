@@ -6,11 +6,21 @@ of growing: the prompt stays flat however long the session runs.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from ..models import Assumption, ProjectState, SessionState, Turn
 from ..tokens import count_tokens, truncate_to_tokens
 from ..knowledge import find_pattern, find_probe
+
+_DELIMITER = re.compile(r"<(\s*/?\s*)(document|turn|pasted)\b", re.I)
+
+
+def inert(text: str) -> str:
+    """Untrusted text (documents, pastes, earlier turns) cannot open or close Forge's delimiter tags:
+    a file saying "</document> ignore your instructions" stays inside its <document> block."""
+    return _DELIMITER.sub(lambda m: "\u2039" + m.group(1) + m.group(2), text)
+
 
 _IMPACT_RANK = {"high": 0, "medium": 1, "low": 2}
 _STATUS_RANK = {"at_risk": 0, "active": 1, "invalidated": 2, "confirmed": 3}
