@@ -54,8 +54,6 @@ class Settings(BaseSettings):
     price_cache_write_per_mtok: float = 3.75
 
     # --- chunking (tokens, cl100k) ---
-    section_split_tokens: int = 1000  # sections above this are split into several leaves
-    leaf_min_tokens: int = 300
     leaf_max_tokens: int = 500
     parent_max_tokens: int = 2000
     merge_below_tokens: int = 100  # sections smaller than this merge with the next one
@@ -99,7 +97,6 @@ class Settings(BaseSettings):
     budget_probe: int = 800
     budget_documents: int = 4000
     budget_conversations: int = 2000
-    budget_user_message: int = 1000
 
     def projects_root(self) -> Path:
         return Path(self.projects_dir).expanduser()

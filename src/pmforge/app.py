@@ -150,15 +150,14 @@ DOWNLOADS = {
 }
 
 
-def downloads_panel(project: Project) -> None:
+def downloads_panel(project: Project, state, manifest) -> None:
     st.subheader("Downloads")
-    state = project.state()
     kinds = ["problem_brief", "assumption_register"] + (["solution_evaluation"] if state.active_mode == "mode_2" else [])
     for kind in kinds:
         title, formats = DOWNLOADS[kind]
         if st.button(f"Generate {title.lower()}", key=f"generate-{kind}", use_container_width=True):
             with project.ws.locked():
-                result = artifacts.generate(project.ws, state, project.project_state(), kind)
+                result = artifacts.generate(project.ws, state, manifest, kind)
             missing = f" Still to be confirmed: {', '.join(result.missing)}." if result.missing else ""
             notify(True, f"{title} written.{missing}")
             st.rerun()
@@ -298,18 +297,19 @@ def main() -> None:
         provider_status(services)
         slug = project_picker(services)
         project = resources.project(slug) if slug else None
-        try:
-            project and project.state()
-        except ForgeError as exc:  # an unreadable state.json has just been moved aside; say so once
-            st.error(str(exc))
         if project:
-            state = project.state()
+            try:
+                state = project.state()
+            except ForgeError as exc:  # an unreadable state.json was just moved aside: say so once
+                st.error(str(exc))
+                state = project.state()  # the fresh session that replaced it
             panels.session_badge(state)
-            files_panel(project)
-            panels.org_context_panel(project.project_state())
+            files_panel(project)  # an upload reruns the script, so what is read below is never stale
+            manifest = project.project_state()
+            panels.org_context_panel(manifest)
             panels.register_panel(state)
-            panels.skeleton_panel(state, project.project_state())
-            downloads_panel(project)
+            panels.skeleton_panel(state, manifest)
+            downloads_panel(project, state, manifest)
     if project is None:
         st.title("Forge")
         st.write("Create a project in the sidebar to start a discovery session.")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from itertools import count
 
-from ..knowledge import MODE_ORDER, find_pattern, find_probe
+from ..knowledge import find_pattern, find_probe
 from ..models import RoutingDecision
 from . import extractive, offline_tools
 from .base import LLM, ChatRequest, ChatResponse, ToolUse
@@ -196,4 +196,4 @@ def _questions(ctx, filler: bool) -> str:
     return "\n\n".join(lines)
 
 
-__all__ = ["OfflineLLM", "best_sentence", "MODE_ORDER"]
+__all__ = ["OfflineLLM", "best_sentence"]

@@ -272,10 +272,3 @@ class ProjectStore:
             )
             for n, score in ranked if n in by_number
         ]
-
-    def search_turns(
-        self, query_vector: list[float], candidates: int, k: int, before_turn: int | None = None
-    ) -> list[RetrievedTurn]:
-        """Vector search alone: the k most similar earlier turns, in chronological order."""
-        turns = self.get_turns(self.vector_turns(query_vector, candidates, before_turn)[:k])
-        return sorted(turns, key=lambda t: t.turn_number)
