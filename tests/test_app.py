@@ -210,6 +210,7 @@ def test_full_journey_survives_switching_projects(app: AppTest):
                 sorted(b.help for b in app.sidebar.button if b.help and b.help.startswith("Delete")))
 
     before = snapshot()
+    assert not app.get("json")  # nothing dumps raw state onto the page
     assert before[1] == ["For context, we are a 62-store grocer and the VP of stores owns shrink."]
     assert before[2] == ["All 1 assumption"]
     _create_project(app, "Kappa")

@@ -59,6 +59,7 @@ def cmd_ui(args) -> int:
         # The uploader refuses what ingestion would refuse anyway.
         "--server.maxUploadSize", str(max(1, math.ceil(get_settings().max_upload_mb))),
         "--client.toolbarMode", "minimal",
+        "--runner.magicEnabled", "false",  # a bare expression in app code must never render as a widget
     ]
     return subprocess.call(command, env=dict(os.environ))
 
