@@ -1,4 +1,5 @@
-"""Shared fixtures: every test gets its own projects folder, offline providers and no keys."""
+"""Shared fixtures: every test gets its own projects folder, offline providers and no keys;
+`stub` and `online` point the real Anthropic and Voyage clients at a local HTTP stub instead."""
 
 from __future__ import annotations
 
@@ -40,3 +41,54 @@ def project(services):
     from pmforge.project import Project
 
     return Project.create(services, "Fresh Shrink Pilot")
+
+
+@pytest.fixture
+def stub():
+    from stubs import StubServer
+
+    with StubServer() as server:
+        yield server
+
+
+@pytest.fixture
+def online_services(stub, monkeypatch, isolated_env):
+    """Returns `make(**settings)`: Services whose real clients talk to the stub, with FORGE_* overrides."""
+    import config
+    from pmforge.project import Services
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-anthropic")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", stub.url)
+    monkeypatch.setenv("VOYAGE_API_KEY", "test-voyage")
+    monkeypatch.setenv("VOYAGE_BASE_URL", stub.url + "/v1")
+    monkeypatch.setenv("FORGE_ANTHROPIC_MAX_RETRIES", "2")
+    monkeypatch.setenv("FORGE_ANTHROPIC_TIMEOUT_S", "10")
+    monkeypatch.setenv("FORGE_VOYAGE_BACKOFF_S", "0.001")  # real backoff code, test-sized waits
+    # The stub's embeddings are hash-random, so no similarity means anything: these tests check the wire.
+    monkeypatch.setenv("FORGE_MIN_SIMILARITY", "-1")
+
+    def make(**settings) -> Services:
+        for name, value in settings.items():
+            monkeypatch.setenv(f"FORGE_{name.upper()}", str(value))
+        config.get_settings.cache_clear()
+        services = Services.from_settings(config.get_settings())
+        assert services.llm.online and services.embedder.name == "voyage-3.5-lite"
+        return services
+
+    return make
+
+
+@pytest.fixture
+def online(online_services, stub):
+    """A project on the online providers with plan.md indexed; the stub's request log starts empty."""
+    from docs import PLAN
+    from stubs import text_message
+
+    from pmforge.ingest.pipeline import ingest_file
+    from pmforge.project import Project
+
+    project = Project.create(online_services(), "Online Pilot")
+    stub.queue_anthropic(text_message("A pilot plan: 20 Midwest stores for eight weeks, shrink target 4.5%."))
+    assert ingest_file(project, "plan.md", PLAN).ok
+    stub.requests.clear()
+    return project

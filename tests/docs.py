@@ -1,4 +1,4 @@
-"""Real DOCX files built in the tests with python-docx."""
+"""Documents the tests upload: a small Markdown plan, and real DOCX files built with python-docx."""
 
 from __future__ import annotations
 
@@ -6,6 +6,15 @@ import io
 from datetime import datetime
 
 from docx import Document
+
+PLAN = b"""# Pilot plan
+
+## Scope
+The pilot covers 20 stores in the Midwest region for eight weeks.
+
+## Metrics
+Success means fresh shrink falls below 4.5 percent with no rise in out-of-stocks.
+"""
 
 FILLER_PARAGRAPH = (
     "Store teams described a weekly rhythm of ordering, receiving and markdowns that varies by region. "

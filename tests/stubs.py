@@ -20,8 +20,11 @@ import hashlib
 import itertools
 import json
 import math
+import socket
 import struct
+import sys
 import threading
+import time
 import traceback
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,6 +33,8 @@ from urllib.parse import urlsplit
 
 __all__ = [
     "StubServer",
+    "DROP",
+    "delayed",
     "text_message",
     "tool_use_message",
     "default_usage",
@@ -47,6 +52,34 @@ _ids_lock = threading.Lock()
 def _next_id() -> int:
     with _ids_lock:
         return next(_ids)
+
+
+class _Drop:
+    def __repr__(self) -> str:
+        return "DROP"
+
+
+#: A script item that closes the connection without answering (a network failure, not an HTTP error).
+DROP = _Drop()
+
+
+def delayed(seconds: float, item: Any = None) -> Callable[[dict], Any]:
+    """A script item that answers with ``item`` (``None``: the default response) after ``seconds``.
+
+    ``item`` may itself be a callable ``(request_json) -> item``. The wait is cut
+    short when the server stops, so a slow answer never holds up a test's teardown.
+    """
+
+    def answer(request: dict) -> Any:
+        stopping = answer.stopping  # type: ignore[attr-defined]
+        if stopping is not None:
+            stopping.wait(seconds)
+        else:
+            time.sleep(seconds)
+        return item(request) if callable(item) else item
+
+    answer.stopping = None  # type: ignore[attr-defined]  # set by the server that serves it
+    return answer
 
 
 # --------------------------------------------------------------------------- #
@@ -177,10 +210,13 @@ def message_to_sse_events(message: dict) -> Iterator[tuple[str, dict]]:
             start_block = dict(block, text="")
             deltas = [{"type": "text_delta", "text": c} for c in _chunks(block.get("text", ""))]
         elif btype in ("tool_use", "server_tool_use"):
-            start_block = dict(block, input={})
+            # `raw_input_json` (streaming only) sends that text as the input instead, e.g. broken JSON.
+            raw = block.get("raw_input_json")
+            start_block = {k: v for k, v in block.items() if k != "raw_input_json"}
+            start_block["input"] = {}
             deltas = [
                 {"type": "input_json_delta", "partial_json": c}
-                for c in _chunks(json.dumps(block.get("input", {})))
+                for c in _chunks(raw if raw is not None else json.dumps(block.get("input", {})))
             ]
         elif btype == "thinking":
             start_block = dict(block, thinking="", signature="")
@@ -252,18 +288,31 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- helpers ----------------------------------------------------------- #
 
-    def _resolve(self, stub: "StubServer", queue: deque, request: dict, default: Callable[[dict], Any]) -> Any:
+    def _resolve(self, stub: "StubServer", queue: deque, request: dict, default: Callable[[dict], Any],
+                 fallback: Any = None) -> Any:
         item = stub._pop(queue)
         if item is None:
-            item = default
+            item = fallback if fallback is not None else default
         if callable(item):
+            if hasattr(item, "stopping"):  # a `delayed` item: let a stopping server cut its wait short
+                item.stopping = stub._stopping
             try:
                 item = item(request)
             except Exception:  # surface the bug both as HTTP 500 and on the stub
                 tb = traceback.format_exc()
                 stub.errors.append(tb)
                 return ("callable_error", tb)
+            if item is None:  # a callable may pass on a request: the default response serves it
+                item = default(request)
         return item
+
+    def _drop(self) -> None:
+        """Close the connection without a response: the client sees a network failure."""
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
         data = json.dumps(payload).encode("utf-8")
@@ -291,7 +340,10 @@ class _Handler(BaseHTTPRequestHandler):
         def default(req: dict) -> dict:
             return text_message("stub reply", model=req.get("model") or "claude-test")
 
-        item = self._resolve(stub, stub._anthropic_queue, request, default)
+        item = self._resolve(stub, stub._anthropic_queue, request, default, stub.anthropic_fallback)
+        if item is DROP:
+            self._drop()
+            return
         if isinstance(item, tuple) and item[0] == "callable_error":
             self._send_json(500, {"type": "error", "error": {"type": "api_error", "message": item[1]}}, {"x-should-retry": "false"})
             return
@@ -325,7 +377,10 @@ class _Handler(BaseHTTPRequestHandler):
     # -- voyage ------------------------------------------------------------ #
 
     def _voyage(self, stub: "StubServer", request: dict) -> None:
-        item = self._resolve(stub, stub._voyage_queue, request, _voyage_default_response)
+        item = self._resolve(stub, stub._voyage_queue, request, _voyage_default_response, stub.voyage_fallback)
+        if item is DROP:
+            self._drop()
+            return
         if isinstance(item, tuple) and item[0] == "callable_error":
             self._send_json(500, {"detail": item[1]})
             return
@@ -342,6 +397,11 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     stub: "StubServer"
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):  # the client hung up first (it timed out): expected
+            return
+        super().handle_error(request, client_address)
+
 
 class StubServer:
     """ThreadingHTTPServer on 127.0.0.1 (free port) served from a daemon thread.
@@ -352,9 +412,13 @@ class StubServer:
     Scripts are queued with :meth:`queue_anthropic` / :meth:`queue_voyage`;
     each request consumes one item. An item is a response dict, an int HTTP
     status (served with an API-style error body and, for retryable statuses,
-    zero-delay retry headers), or a callable ``(request_json) -> dict | int``
-    evaluated at request time. Empty queues fall back to a "stub reply" text
-    message (Anthropic) or deterministic hash-based unit vectors (Voyage).
+    zero-delay retry headers), :data:`DROP` (the connection is closed without
+    an answer), or a callable ``(request_json) -> item`` evaluated at request
+    time (returning ``None`` serves the default response; :func:`delayed`
+    builds a slow one). Empty queues fall back to ``anthropic_fallback`` /
+    ``voyage_fallback`` when set (an item or callable, e.g. a failure pattern
+    over all later requests), else to a "stub reply" text message (Anthropic)
+    or deterministic hash-based unit vectors (Voyage).
     """
 
     def __init__(self) -> None:
@@ -364,12 +428,16 @@ class StubServer:
         self._lock = threading.Lock()
         self._anthropic_queue: deque = deque()
         self._voyage_queue: deque = deque()
+        self.anthropic_fallback: Any = None  # serves requests the queue does not (None: the default reply)
+        self.voyage_fallback: Any = None
+        self._stopping = threading.Event()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle --------------------------------------------------------- #
 
     def start(self) -> "StubServer":
+        self._stopping.clear()
         server = _Server(("127.0.0.1", 0), _Handler)
         server.stub = self
         self._server = server
@@ -380,6 +448,7 @@ class StubServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from stubs import StubServer, text_message, tool_use_message
+from docs import PLAN
+from stubs import text_message, tool_use_message
 
 from pmforge.errors import ForgeError
 from pmforge.ingest.pipeline import ingest_file
@@ -12,47 +13,10 @@ from pmforge.project import Project, Services
 from pmforge.tools.assumptions import RegisterAssumption
 from pmforge.turn.orchestrator import run_turn
 
-PLAN = b"""# Pilot plan
-
-## Scope
-The pilot covers 20 stores in the Midwest region for eight weeks.
-
-## Metrics
-Success means fresh shrink falls below 4.5 percent with no rise in out-of-stocks.
-"""
-
 ROUTE = {
     "action": "ask_questions", "mode": "mode_1", "next_probe": "solution_problem_separation", "patterns": [],
     "requires_retrieval": True, "retrieval_query": "pilot stores", "reasoning": "Substantive opening.",
 }
-
-
-@pytest.fixture
-def stub():
-    with StubServer() as server:
-        yield server
-
-
-@pytest.fixture
-def online(stub, monkeypatch, isolated_env):
-    import config
-
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-anthropic")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", stub.url)
-    monkeypatch.setenv("VOYAGE_API_KEY", "test-voyage")
-    monkeypatch.setenv("VOYAGE_BASE_URL", stub.url + "/v1")
-    monkeypatch.setenv("FORGE_ANTHROPIC_MAX_RETRIES", "2")
-    monkeypatch.setenv("FORGE_ANTHROPIC_TIMEOUT_S", "10")
-    # The stub's embeddings are hash-random, so no similarity means anything: these tests check the wire.
-    monkeypatch.setenv("FORGE_MIN_SIMILARITY", "-1")
-    config.get_settings.cache_clear()
-    services = Services.from_settings(config.get_settings())
-    assert services.llm.online and services.embedder.name == "voyage-3.5-lite"
-    project = Project.create(services, "Online Pilot")
-    stub.queue_anthropic(text_message("A pilot plan: 20 Midwest stores for eight weeks, shrink target 4.5%."))
-    assert ingest_file(project, "plan.md", PLAN).ok
-    stub.requests.clear()
-    return project
 
 
 def test_voyage_embeds_documents_and_queries(online: Project, stub):

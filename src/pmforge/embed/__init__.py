@@ -25,6 +25,8 @@ def make_embedder(settings: Settings) -> Embedder:
             batch_size=settings.voyage_batch_size,
             batch_tokens=settings.voyage_batch_tokens,
             max_attempts=settings.voyage_max_attempts,
+            backoff_s=settings.voyage_backoff_s,
+            max_wait_s=settings.voyage_max_wait_s,
         )
     from .local import LocalEmbedder
 

@@ -38,6 +38,7 @@ class VoyageEmbedder(Embedder):
         batch_size: int = 128,
         batch_tokens: int = 100_000,
         max_attempts: int = 6,
+        backoff_s: float = 0.5,
         max_wait_s: float = 30.0,
     ) -> None:
         super().__init__()
@@ -46,7 +47,7 @@ class VoyageEmbedder(Embedder):
         self.batch_size, self.batch_tokens = batch_size, batch_tokens
         self._retrying = dict(
             retry=retry_if_exception_type(RETRYABLE),
-            wait=wait_random_exponential(multiplier=0.5, max=max_wait_s),
+            wait=wait_random_exponential(multiplier=backoff_s, max=max_wait_s),
             stop=stop_after_attempt(max_attempts),
             reraise=True,
         )

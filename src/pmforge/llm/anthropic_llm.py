@@ -55,6 +55,8 @@ class AnthropicLLM(LLM):
                     final = stream.get_final_message()
             except anthropic.APIError as exc:
                 raise _plain(exc) from None
+            except ValueError:  # the SDK could not parse a tool call's streamed JSON: no tool_use to answer
+                raise ForgeError("Claude sent a reply Forge could not read; your message is kept, try again.") from None
             yield _response(final)
 
         return ResponseStream(chunks())
@@ -62,7 +64,8 @@ class AnthropicLLM(LLM):
 
 def _response(message) -> ChatResponse:
     text = "".join(b.text for b in message.content if b.type == "text")
-    uses = [ToolUse(id=b.id, name=b.name, input=dict(b.input or {})) for b in message.content if b.type == "tool_use"]
+    # The input is passed on as sent, even when it is not an object: the tool's validation refuses it to the model.
+    uses = [ToolUse(id=b.id, name=b.name, input=b.input) for b in message.content if b.type == "tool_use"]
     u = message.usage
     usage = Usage(
         input_tokens=u.input_tokens or 0,

@@ -83,7 +83,7 @@ class Usage(BaseModel):
 class ToolUse(BaseModel):
     id: str
     name: str
-    input: dict
+    input: Any  # a JSON object from a well-behaved model; anything else is refused by the tool's validation
 
 
 class ChatResponse(BaseModel):
@@ -97,7 +97,11 @@ class ChatResponse(BaseModel):
         blocks: list[dict] = []
         if self.text:
             blocks.append({"type": "text", "text": self.text})
-        blocks += [{"type": "tool_use", "id": t.id, "name": t.name, "input": t.input} for t in self.tool_uses]
+        # The API only accepts an object as a tool_use input: a malformed one is echoed back empty
+        # (its tool_result tells the model what was wrong), so the loop can go on.
+        for t in self.tool_uses:
+            blocks.append({"type": "tool_use", "id": t.id, "name": t.name,
+                           "input": t.input if isinstance(t.input, dict) else {}})
         return blocks
 
 
