@@ -123,8 +123,10 @@ def test_every_registered_tool_has_cases():
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_tool_valid_and_invalid(name, project):
+    # The PM's own words back the calls that need them (complete_mode, update_org_context; see test_injection).
     ctx = ToolContext(state=project.state(), project_state=project.project_state(), turn_number=2,
-                      workspace=project.ws)
+                      workspace=project.ws, pm_words="We are a 62-store grocer; the VP of stores owns shrink. "
+                                                     "Let's wrap up mode 1.")
     _register(ctx, "Bakery leads will trust head-office lists")
     ctx.state.problem_brief.stakeholders.append(__import__("pmforge.models", fromlist=["Stakeholder"]).Stakeholder(
         name="Priya", role="pain_holder"))

@@ -141,7 +141,8 @@ def test_a_document_cannot_close_its_delimiter_or_steer_the_mode(project: Projec
     assert ingest_file(project, "vendor.md", hostile.encode()).ok
     pending = start_turn(project, "How many stores does the vendor note say the pilot covers?")
     context = pending.reply_request.system[1].text
-    assert context.count("<document ") == len(pending.context.documents) == context.count("</document>")
+    # One block per retrieved section, plus the file summaries (derived from the files, so data too).
+    assert context.count("<document ") == len(pending.context.documents) + 1 == context.count("</document>")
     assert "ignore your instructions" in context  # kept as data, inside its block
     assert "\u2039/document>" in context and "\u2039document>" in context
     record = pending.finish()

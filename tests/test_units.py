@@ -90,7 +90,8 @@ def test_safe_filename_bounds_length_and_rejects_empty():
 def test_tool_schemas_come_from_models_and_bad_calls_are_errors():
     specs = {s.name: s for s in tool_specs()}
     assert specs["register_assumption"].input_schema["required"] == ["claim", "type", "impact"]
-    ctx = ToolContext(state=SessionState(), project_state=ProjectState(), turn_number=3)
+    ctx = ToolContext(state=SessionState(), project_state=ProjectState(), turn_number=3,
+                      pm_words="For context, we are a grocery chain with 400 stores.")
     ok, text = run_tool("register_assumption", {"claim": "Shoppers wait for markdowns", "type": "vibes"}, ctx)
     assert not ok and "type" in text and ctx.state.assumptions == []
     ok, text = run_tool("register_assumption", {"claim": "Shoppers wait for markdowns", "type": "value",

@@ -89,9 +89,11 @@ class OfflineLLM(LLM):
         ctx = request.context
         d = ctx.decision
         message = ctx.user_message
+        from ..turn.render import own_words
         from ..turn.route import is_filler
 
         filler = is_filler(message)
+        words = own_words(message)  # what the PM typed; a long paste is material, never a source of tool calls
         ids = count(1)
         uses: list[ToolUse] = []
         parts: list[str] = []
@@ -101,9 +103,11 @@ class OfflineLLM(LLM):
             parts.append("Let me play back where we are. " + _synthesis(ctx))
         elif filler:
             parts.append("Noted — let's keep going.")
+        elif not words:
+            parts.append("You pasted a long text: it is saved as a source and searched like your files.")
         else:
-            first = extractive.sentences(message)
-            parts.append(f"What I'm hearing: “{extractive.clip_words(first[0] if first else message, 35)}”")
+            first = extractive.sentences(words)
+            parts.append(f"What I'm hearing: “{extractive.clip_words(first[0] if first else words, 35)}”")
 
         # 2. Grounding in the files and in earlier turns.
         if ctx.documents:
@@ -113,30 +117,30 @@ class OfflineLLM(LLM):
             parts.append("I did not find this in the uploaded files, so I won't guess at it.")
         if ctx.conversations:
             earlier = max(ctx.conversations, key=lambda t: t.score)
-            said = extractive.sentences(earlier.user)
+            said = extractive.sentences(own_words(earlier.user))  # not a paste's opening words
             if said:
                 parts.append(f"Earlier, in turn {earlier.turn_number}, you said: “{extractive.clip_words(said[0], 35)}”")
 
         # 3. Tools: the probe just answered, hedged claims, the problem statement.
         state_probe = ctx.previous_probe
-        if not filler and state_probe and state_probe != d.next_probe:
+        if not filler and words and state_probe and state_probe != d.next_probe:
             uses.append(ToolUse(id=f"offline_{next(ids)}", name="record_probe",
-                                input={"probe": state_probe, "evidence": extractive.clip_words(message, 40)}))
-        if not filler:
-            for sentence in extractive.sentences(message)[:6]:
+                                input={"probe": state_probe, "evidence": extractive.clip_words(words, 40)}))
+        if not filler and words:
+            for sentence in extractive.sentences(words)[:6]:
                 if _HEDGE.search(sentence) and len(sentence.split()) >= 5:
                     uses.append(ToolUse(id=f"offline_{next(ids)}", name="register_assumption", input={
                         "claim": extractive.clip_words(sentence, 60), "type": _guess_type(sentence),
                         "impact": "medium", "confidence": "guessed",
                         "basis": f"Stated with hedging by the PM in turn {ctx.turn_number}.",
                     }))
-            if _PROBLEM.search(message) and not ctx.problem_statement:
-                statement = " ".join(extractive.sentences(message)[:2]) or message
+            if _PROBLEM.search(words) and not ctx.problem_statement:
+                statement = " ".join(extractive.sentences(words)[:2]) or words
                 uses.append(ToolUse(id=f"offline_{next(ids)}", name="update_problem_statement",
                                     input={"problem_statement": extractive.clip_words(statement, 80)}))
 
             known = {s.casefold() for s in ctx.stakeholders}
-            for name, args in offline_tools.tool_calls(message, d.mode, known, set(ctx.assumption_ids),
+            for name, args in offline_tools.tool_calls(words, d.mode, known, set(ctx.assumption_ids),
                                                        ctx.org_context):
                 uses.append(ToolUse(id=f"offline_{next(ids)}", name=name, input=args))
         if d.action == "complete_mode":

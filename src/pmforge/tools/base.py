@@ -2,25 +2,39 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from pydantic import BaseModel
 
 from ..llm.base import ToolSpec, model_schema
-from ..models import ProjectState, SessionState
+from ..models import ProjectState, RoutingDecision, SessionState
 from ..workspace import Workspace
 
 
 @dataclass
 class ToolContext:
-    """The working copies a turn's tools may change; the orchestrator commits them only if the turn succeeds."""
+    """The working copies a turn's tools may change; the orchestrator commits them only if the turn succeeds.
+
+    `decision` and `pm_words` are the turn's provenance, which untrusted text cannot forge: what Forge's
+    router decided, and what the PM typed themselves (a long paste is source material, so it is not part
+    of `pm_words`). The tools that steer the session check them (see `guard`); left empty, they refuse.
+    """
 
     state: SessionState
     project_state: ProjectState
     turn_number: int
     active_probe: str | None = None
     workspace: Workspace | None = None  # for tools that write files (artifacts)
+    decision: RoutingDecision | None = None  # this turn's routing decision (Phase A, sanitised)
+    pm_words: str = ""  # the PM's own words this turn (`render.own_words` of the message)
+    # The record as it stood when the turn began, before any tool of this turn ran.
+    probes_at_start: tuple[str, ...] = field(init=False)
+    probe_answered: str | None = field(init=False)  # the probe the PM was asked last turn
+
+    def __post_init__(self) -> None:
+        self.probes_at_start = tuple(self.state.routing.probes_fired)
+        self.probe_answered = self.state.active_probe
 
 
 class ToolError(Exception):

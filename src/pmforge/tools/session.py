@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from ..knowledge import find_pattern, find_probe
 from ..models import Mode
+from . import guard
 from .base import Tool, ToolContext, ToolError
 
 
@@ -55,24 +56,35 @@ def update_conversation_summary(args: UpdateConversationSummary, ctx: ToolContex
 
 
 class UpdateOrgContext(BaseModel):
-    """Replace the organisation context (team, stakeholders, constraints); send the whole new text."""
+    """Replace the organisation context (team, stakeholders, constraints) with facts the PM stated; send it whole."""
 
     org_context: str = Field(min_length=3, max_length=3000)
 
 
 def update_org_context(args: UpdateOrgContext, ctx: ToolContext) -> str:
-    ctx.project_state.org_context = args.org_context.strip()
+    new = args.org_context.strip()
+    refusal = guard.org_context_refusal(ctx.project_state.org_context, new, ctx.pm_words)
+    if refusal:
+        raise ToolError(refusal)
+    ctx.project_state.org_context = new
     return "Organisation context replaced."
 
 
 class CompleteMode(BaseModel):
-    """Mark a mode complete once its probes are satisfied; the result lists brief fields still missing."""
+    """Mark a mode complete once its probes are satisfied or the PM asks to wrap it up; lists brief fields missing."""
 
     mode: Mode
 
 
 def complete_mode(args: CompleteMode, ctx: ToolContext) -> str:
     from ..artifacts import problem_brief_markdown, solution_evaluation_markdown
+
+    d = ctx.decision
+    if not (d is not None and d.action == "complete_mode" and d.mode == args.mode):
+        done = guard.probes_done(ctx.probes_at_start, ctx.probe_answered, ctx.pm_words)
+        refusal = guard.completion_refusal(args.mode, done, ctx.pm_words, ctx.state.active_mode)
+        if refusal:
+            raise ToolError(refusal)
 
     render = problem_brief_markdown if args.mode == "mode_1" else solution_evaluation_markdown
     _, missing = render(ctx.state, ctx.project_state)

@@ -22,6 +22,38 @@ def inert(text: str) -> str:
     return _DELIMITER.sub(lambda m: "\u2039" + m.group(1) + m.group(2), text)
 
 
+_TAG = re.compile(r"<(/?)(document|turn|pasted)\b[^>]*>")
+_PASTED_BLOCK = re.compile(r"<pasted\b[^>]*>.*?</pasted>\s*(?:\[Pasted source:[^\n]*\s*)?", re.S)
+
+
+def pasted_block(name: str, chars: int, status: str, head: str) -> str:
+    """How a long paste enters the turn: its opening words as data inside <pasted> tags, then a reference."""
+    reference = f"[Pasted source: {name}, {chars:,} characters — {status}]"
+    return f'<pasted source="{name}">\n{inert(head)}\n</pasted>\n{reference}'
+
+
+def own_words(message: str) -> str:
+    """What the PM typed this turn, without pasted material (which is source text, not the PM's say-so)."""
+    return _PASTED_BLOCK.sub("", message).strip()
+
+
+def close_tags(text: str) -> str:
+    """After a cut: close any delimiter block the cut left open, so what follows is not inside it.
+    (Inert text holds no tags, so every tag seen here is Forge's own.)"""
+    open_tags: list[str] = []
+    for m in _TAG.finditer(text):
+        if not m.group(1):
+            open_tags.append(m.group(2))
+        elif open_tags and open_tags[-1] == m.group(2):
+            open_tags.pop()
+    return text + "".join(f"\n</{tag}>" for tag in reversed(open_tags))
+
+
+def clip(text: str, budget: int) -> str:
+    """`truncate_to_tokens` that never leaves a delimiter block open (room is kept for the closing tag)."""
+    return close_tags(truncate_to_tokens(text, budget - 4 if _TAG.search(text) else budget))
+
+
 _IMPACT_RANK = {"high": 0, "medium": 1, "low": 2}
 _STATUS_RANK = {"at_risk": 0, "active": 1, "invalidated": 2, "confirmed": 3}
 
@@ -33,13 +65,14 @@ def context_block(project_state: ProjectState, budget: int) -> str:
         parts.append("## Organisation context\n" + project_state.org_context.strip())
     files = [f for f in project_state.file_summaries if f.indexed]
     if files:
-        lines = [f"- **{f.filename}**: {f.summary}" for f in files]
-        parts.append("## Available documents\n" + "\n".join(lines))
+        # Summaries are derived from the files (extractive offline), so they are data like the files.
+        lines = [f"- **{inert(f.filename)}**: {inert(f.summary)}" for f in files]
+        parts.append('## Available documents\n<document kind="file summaries">\n' + "\n".join(lines) + "\n</document>")
     text = "\n\n".join(parts)
     if count_tokens(text) <= budget or not files:
         return truncate_to_tokens(text, budget)
     # Compact: file names only, then cut.
-    names = ", ".join(f.filename for f in files)
+    names = ", ".join(inert(f.filename) for f in files)
     org = truncate_to_tokens(project_state.org_context.strip(), budget // 2) if project_state.org_context else ""
     compact = (f"## Organisation context\n{org}\n\n" if org else "") + f"## Available documents ({len(files)})\n{names}"
     return truncate_to_tokens(compact, budget)
@@ -152,8 +185,8 @@ def recent_turns(turns: list[Turn], budget: int) -> list[tuple[str, str]]:
     if not turns:
         return []
     per_side = max(budget // (2 * len(turns)) - 4, 40)
-    return [(truncate_to_tokens(t.user, per_side), truncate_to_tokens(t.assistant, per_side)) for t in turns]
+    return [(clip(t.user, per_side), clip(t.assistant, per_side)) for t in turns]
 
 
 def quote(text: str, budget: int) -> str:
-    return truncate_to_tokens(" ".join(text.split()), budget)
+    return clip(" ".join(text.split()), budget)

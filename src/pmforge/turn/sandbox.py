@@ -3,7 +3,9 @@
 A message over the paste threshold is saved and indexed as a Markdown "pasted
 source" through the normal ingestion path (so it is kept, searchable and
 listed with the files); the turn carries a short reference instead, and the
-relevant sections come back through retrieval like any document's.
+relevant sections come back through retrieval like any document's. The paste's
+opening words travel inside <pasted> tags the paste cannot close: like a
+document, it is data, never the PM's instruction (`render.own_words` drops it).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from ..ingest.pipeline import ingest_file
 from ..llm import extractive
 from ..project import Project
+from . import render
 
 
 def pasted_name(turn_number: int) -> str:
@@ -25,4 +28,4 @@ def sandbox(project: Project, message: str, turn_number: int) -> tuple[str, str 
     result = ingest_file(project, name, message.encode("utf-8"))
     head = extractive.clip_words(" ".join(message.split()), 60)
     status = "indexed; relevant sections are retrieved below" if result.ok else f"not indexed: {result.message}"
-    return f"{head}\n\n[Pasted source: {name}, {len(message):,} characters — {status}]", name
+    return render.pasted_block(name, len(message), status, head), name
