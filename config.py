@@ -23,6 +23,7 @@ class Settings(BaseSettings):
 
     # --- where projects live ---
     projects_dir: Path = Field(Path("projects"), validation_alias=AliasChoices("FORGE_PROJECTS_DIR"))
+    log_dir: Path = Path("logs")  # git-ignored; never the home directory
 
     # --- providers ---
     llm: Literal["auto", "anthropic", "offline"] = "auto"
@@ -46,6 +47,8 @@ class Settings(BaseSettings):
     voyage_batch_size: int = 128  # texts per embedding call
     voyage_batch_tokens: int = 100_000  # estimated tokens per embedding call
     voyage_max_attempts: int = 6
+    voyage_backoff_s: float = 0.5  # first retry waits up to this, doubling per attempt (random jitter)
+    voyage_max_wait_s: float = 30.0  # cap on one retry's wait
 
     # --- prices, US dollars per million tokens (for the cost meter; update when rates change) ---
     price_input_per_mtok: float = 3.00  # Phase B model

@@ -296,7 +296,15 @@ def main() -> None:
         st.header("Forge")
         provider_status(services)
         slug = project_picker(services)
-        project = resources.project(slug) if slug else None
+        try:
+            project = resources.project(slug) if slug else None
+        except ForgeError as exc:  # e.g. the Chroma server is down: say so; the next rerun tries again
+            st.error(str(exc))
+            return
+        if project and project.recovered:
+            st.warning(f"Forge stopped during an earlier operation ({project.recovered}); it was finished "
+                       "or rolled back, and the project is consistent again.")
+            project.recovered = None
         if project:
             try:
                 state = project.state()
@@ -314,7 +322,11 @@ def main() -> None:
         st.title("Forge")
         st.write("Create a project in the sidebar to start a discovery session.")
         return
-    ensure_indexed(project)
+    try:
+        ensure_indexed(project)
+    except ForgeError as exc:
+        st.error(str(exc))
+        return
     chat(project)
 
 

@@ -35,6 +35,17 @@ def _open(services, name: str):
     return project
 
 
+def _start_log() -> None:
+    from config import get_settings
+
+    from . import logs
+
+    try:
+        logs.configure(get_settings())
+    except OSError as exc:  # an unwritable log folder must not stop the command
+        print(f"Forge could not open its log ({exc.strerror}); continuing without it.", file=sys.stderr)
+
+
 def _progress_bar(stage: str, done: int, total: int) -> None:
     if not sys.stderr.isatty():
         return
@@ -121,6 +132,53 @@ def cmd_reindex(args) -> int:
     return 0
 
 
+def cmd_doctor(args) -> int:
+    from . import doctor
+    from .project import Project
+
+    project = Project.open(_services(), args.project)  # finishes an interrupted operation first
+    report = doctor.repair(project) if args.fix else doctor.examine(project)
+    report.recovered = project.recovered
+    if args.json:
+        print(json.dumps(report.as_dict()))
+        return 0 if report.consistent else 1
+    if report.recovered:
+        print(f"Finished an operation a crash interrupted ({report.recovered}).")
+    for line in report.repaired:
+        print(f"repaired: {line}")
+    t = report.totals
+    print(f"Project '{report.project}': {_count(t['files'], 'file')} ({t['indexed_files']} indexed), "
+          f"{_count(t['passages'], 'passage')}, {_count(t['turns'], 'turn')}.")
+    if report.consistent:
+        print("Consistent: uploads, converted files, file list, vector store, keyword indexes and transcript agree.")
+        return 0
+    print(f"{_count(len(report.findings), 'problem')}:")
+    for f in report.findings:
+        print(f"  - [{f.layer}] {f.problem} (--fix: {f.repair})")
+    if not args.fix:
+        print(f"Run `forge doctor {report.project} --fix` to repair them.")
+    return 1
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def cmd_migrate(args) -> int:
+    from config import get_settings
+
+    from .embed import make_embedder
+    from .migrate import migrate
+    from .workspace import Workspace
+
+    settings = get_settings()
+    if args.host:
+        settings = settings.model_copy(update={"chroma_host": args.host, "chroma_port": args.port or 8000})
+    ws = Workspace.open(settings.projects_root(), args.project)
+    print(migrate(ws, make_embedder(settings), settings, "server" if args.to_server else "local"))
+    return 0
+
+
 def cmd_chat(args) -> int:
     from .turn.orchestrator import start_turn
 
@@ -155,6 +213,10 @@ def cmd_bench(args) -> int:
         from .bench.rerun import bench_rerun
 
         figures = bench_rerun(turns=args.turns or 300, files=args.files)
+    elif args.what == "soak":
+        from .bench.soak import bench_soak
+
+        figures = bench_soak(turns=args.turns or 1000, operations=args.ops)
     elif args.what == "latency":
         from .bench.latency import bench_latency
 
@@ -241,9 +303,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("bench", help="print performance figures")
-    p.add_argument("what", choices=["ingest", "prompt", "recall", "latency", "rerun"])
+    p.add_argument("what", choices=["ingest", "prompt", "recall", "latency", "rerun", "soak"])
     p.add_argument("--words", type=int, default=15_000, help="ingest: size of the generated report")
-    p.add_argument("--turns", type=int, help="prompt (100), recall (360), latency (1000), rerun (300): session length")
+    p.add_argument("--turns", type=int,
+                   help="prompt (100), recall (360), latency (1000), rerun (300), soak (1000): session length")
+    p.add_argument("--ops", type=int, default=200, help="soak: random uploads, replacements and deletions")
     p.add_argument("--chunks", type=int, default=10_000, help="latency: document chunks in the store")
     p.add_argument("--files", type=int, default=50, help="rerun: files in the project")
     p.add_argument("--retriever", choices=["vector", "bm25", "hybrid"], help="recall: override the configured one")
@@ -254,12 +318,28 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("reindex", help="rebuild a project's vectors from uploads/ and the transcript")
     p.add_argument("project")
     p.set_defaults(func=cmd_reindex)
+
+    p = sub.add_parser("doctor", help="check that files, manifest, vectors, keywords and transcript agree")
+    p.add_argument("project")
+    p.add_argument("--fix", action="store_true", help="repair what disagrees (re-ingest, drop orphans, rebuild)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser("migrate", help="copy a project's vectors to a Chroma server, or back")
+    p.add_argument("project")
+    direction = p.add_mutually_exclusive_group(required=True)
+    direction.add_argument("--to-server", action="store_true", help="embedded store → CHROMA_HOST server")
+    direction.add_argument("--to-local", action="store_true", help="CHROMA_HOST server → embedded store")
+    p.add_argument("--host", help="the Chroma server (default: CHROMA_HOST)")
+    p.add_argument("--port", type=int, help="its port (default: CHROMA_PORT, or 8000 with --host)")
+    p.set_defaults(func=cmd_migrate)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        _start_log()
         return args.func(args)
     except ForgeError as exc:
         print(str(exc), file=sys.stderr)

@@ -8,7 +8,7 @@ the models there, never written by hand.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
@@ -187,7 +187,7 @@ class RoutingContext(BaseModel):
 
 class ToolCallRecord(BaseModel):
     name: str
-    input: dict
+    input: Any  # as the model sent it (a malformed call may send a non-object)
     ok: bool
     result: str
 
@@ -313,6 +313,9 @@ class FileSummary(BaseModel):
 class ProjectState(BaseModel):
     """project_state.json: the file manifest and the organisation context."""
 
+    # Names this project's collections on a shared Chroma server. Random, and committed with the workspace,
+    # so every clone of the project finds its own vectors and no two projects share a name.
+    project_id: str = ""
     file_summaries: list[FileSummary] = Field(default_factory=list)
     org_context: str = ""
 

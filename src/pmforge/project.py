@@ -44,20 +44,42 @@ class Services:
         }
 
 
+def server_prefix(workspace: Workspace) -> str:
+    """Collection-name prefix on a shared server: readable slug plus the project's random id, so two
+    projects (even with the same name, from two repositories) never share a collection."""
+    return f"forge-{workspace.slug[:40]}-{workspace.project_id()}-"
+
+
+def open_store(workspace: Workspace, signature: str, settings: Settings, server: bool | None = None) -> ProjectStore:
+    """The project's store: embedded in the workspace, or on the Chroma server when one is configured
+    (`server` overrides the configuration, for migrations)."""
+    client, shared = client_for(workspace.vectordb, settings, server)
+    prefix = server_prefix(workspace) if shared else ""
+    return ProjectStore(client, signature, keyword_dir=workspace.vectordb / "keyword", prefix=prefix,
+                        location=f"the Chroma server at {settings.chroma_host}:{settings.chroma_port}" if shared
+                        else "the project's embedded vector store")
+
+
 class Project:
     def __init__(self, workspace: Workspace, services: Services):
         self.ws = workspace
         self.services = services
-        client, shared = client_for(workspace.vectordb, services.settings)
-        # On a shared server, collection names carry the project so projects never collide.
-        prefix = f"{workspace.slug}-" if shared else ""
-        self.store = ProjectStore(
-            client, services.embedder.signature, keyword_dir=workspace.vectordb / "keyword", prefix=prefix
-        )
+        self.store = open_store(workspace, services.embedder.signature, services.settings)
+        self.recovered: str | None = None
 
     @classmethod
     def open(cls, services: Services, name: str) -> "Project":
-        return cls(Workspace.open(services.projects_root, name), services)
+        project = cls(Workspace.open(services.projects_root, name), services)
+        project.recovered = project.recover()
+        return project
+
+    def recover(self) -> str | None:
+        """Finish whatever operation a crash interrupted on this project; what it was, or None."""
+        if not self.ws.operation_marker.exists():  # the common case costs one stat
+            return None
+        from .doctor import recover  # doctor drives the pipeline, which needs this module first
+
+        return recover(self)
 
     @classmethod
     def create(cls, services: Services, name: str) -> "Project":

@@ -20,6 +20,7 @@ from ..llm import extractive
 from ..llm.base import ChatRequest, SystemBlock
 from ..models import FileSummary, now_iso
 from ..project import Project
+from ..store.client import StoreUnavailable
 from ..store.collections import LeafRecord, ParentRecord
 from ..turn.render import inert
 from ..turn.remember import asked_before, remember, summarize_turn
@@ -43,6 +44,10 @@ class IngestResult:
     ok: bool
     message: str
     entry: FileSummary | None = None
+
+
+# Status of a file whose indexing the vector store broke off; forge doctor --fix (or recovery) retries it.
+INTERRUPTED = "not indexed: interrupted"
 
 
 def _quiet(stage: str, done: int, total: int) -> None:
@@ -103,6 +108,8 @@ def _index(
     progress("Saving", 0, 1)
     try:
         project.store.add_file(file_id, filename, leaves, vectors, parent_records, parent_vectors)
+    except StoreUnavailable:
+        raise  # cannot clean up now; the unfinished-operation marker gets it cleaned later
     except Exception:
         project.store.delete_file(file_id)  # never leave half a file searchable
         raise
@@ -118,7 +125,8 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
     except ForgeError as exc:
         return IngestResult(filename, False, str(exc))
     sha = hashlib.sha256(data).hexdigest()
-    with ws.locked():
+    project.recover()
+    with ws.operation(f"upload {name}"):
         manifest = ws.load_project_state()
         previous = manifest.find(name)  # case-insensitive: "Plan.md" replaces "plan.md"
         if previous and previous.sha256 == sha and previous.indexed:
@@ -156,13 +164,23 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
             entry.summary = summarize_file(project, name, converted.markdown)
             entry.chunk_count = _index(project, entry.file_id, name, converted.markdown, parents, progress)
             entry.parent_count = len(parents)
+        except StoreUnavailable as exc:
+            # The store may hold part of the file and cannot be cleaned now: keep the operation marked
+            # unfinished, so the next operation (or forge doctor) removes the remains once the store is back.
+            entry.status = f"{INTERRUPTED} ({exc})"
+            ws.converted_path(name).unlink(missing_ok=True)
+            manifest.file_summaries = [f for f in manifest.file_summaries if f is not previous] + [entry]
+            ws.save_project_state(manifest)
+            raise
         except ForgeError as exc:
+            log.warning("not indexed %s: %s", name, exc)
             entry.status = f"not indexed: {exc}"
             ws.converted_path(name).unlink(missing_ok=True)  # no Markdown without chunks behind it
             _swap_entry(project, manifest, previous, entry)
             return IngestResult(name, False, str(exc), entry)
         _swap_entry(project, manifest, previous, entry)
         progress("Done", 1, 1)
+    log.info("indexed %s: %d passages in %d sections", name, entry.chunk_count, entry.parent_count)
     verb = "Replaced" if previous else "Indexed"
     passages = f"{entry.chunk_count} passage{'s' * (entry.chunk_count != 1)}"
     sections = f"{entry.parent_count} section{'s' * (entry.parent_count != 1)}"
@@ -184,7 +202,8 @@ def _swap_entry(project: Project, manifest, previous: FileSummary | None, entry:
 
 def delete_file(project: Project, filename: str) -> str:
     ws = project.ws
-    with ws.locked():
+    project.recover()
+    with ws.operation(f"delete {filename}"):
         manifest = ws.load_project_state()
         entry = manifest.find(filename)
         if entry is None:
@@ -200,6 +219,7 @@ def delete_file(project: Project, filename: str) -> str:
         upload = ws.uploads / twin
         if upload.exists():
             ingest_file(project, twin, upload.read_bytes())
+    log.info("deleted %s", entry.filename)
     return f"Deleted {entry.filename}."
 
 
@@ -207,34 +227,38 @@ def _twin_status(filename: str) -> str:
     return f"not indexed: same content as {filename}"
 
 
+def reindex_entry(project: Project, entry: FileSummary) -> None:
+    """Convert, chunk and index one listed file again from its upload (its old vectors must be gone)."""
+    ws, settings = project.ws, project.settings
+    upload = ws.uploads / entry.filename
+    if not upload.exists():
+        entry.status = "not indexed: the original upload is missing"
+        return
+    converted = convert(entry.filename, upload.read_bytes(), int(settings.max_upload_mb * 1_000_000))
+    atomic_write_text(ws.converted_path(entry.filename), converted.markdown)
+    parents = chunk_markdown(converted.markdown, chunk_sizes(settings))
+    entry.chunk_count = _index(project, entry.file_id, entry.filename, converted.markdown, parents, _quiet)
+    entry.parent_count = len(parents)
+
+
 def reindex(project: Project, progress: Progress | None = None) -> str:
     """Rebuild the project's vectors from uploads/ and the transcript (after a clone or an embedder change)."""
     progress = progress or _quiet
     ws = project.ws
-    with ws.locked():
+    with ws.operation("reindex"):
         project.store.drop_all()
         manifest = ws.load_project_state()
         files = [f for f in manifest.file_summaries if f.indexed]
-        settings = project.settings
-        sizes = chunk_sizes(settings)
         for i, entry in enumerate(files):
             progress(f"Re-indexing {entry.filename}", i, len(files))
-            upload = ws.uploads / entry.filename
-            if not upload.exists():
-                entry.status = "not indexed: the original upload is missing"
-                continue
-            converted = convert(entry.filename, upload.read_bytes(), int(settings.max_upload_mb * 1_000_000))
-            atomic_write_text(ws.converted_path(entry.filename), converted.markdown)
-            parents = chunk_markdown(converted.markdown, sizes)
-            entry.chunk_count = _index(project, entry.file_id, entry.filename, converted.markdown, parents, _quiet)
-            entry.parent_count = len(parents)
+            reindex_entry(project, entry)
         ws.save_project_state(manifest)
         state = ws.load_state()
         for i, turn in enumerate(state.turns):
             progress("Re-indexing conversation", i, len(state.turns))
             if not turn.summary:
                 turn.summary = summarize_turn(
-                    project.services.llm, turn.user, turn.assistant, settings, asked_before(state.turns, i)
+                    project.services.llm, turn.user, turn.assistant, project.settings, asked_before(state.turns, i)
                 )
             remember(project.store, project.services.embedder, turn)
             turn.indexed = True

@@ -6,14 +6,17 @@ Each collection records the embedder that filled it, so vectors of two models ne
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
 
 import chromadb
-
-from pathlib import Path
+import httpx
 
 from ..errors import ForgeError
 from ..models import RetrievedSection, RetrievedTurn
+from .client import StoreUnavailable
 from .keyword import KeywordIndex
 
 DOCUMENTS, PARENTS, CONVERSATIONS = "documents", "document_parents", "conversations"
@@ -55,13 +58,34 @@ class EmbedderMismatch(ForgeError):
     pass
 
 
+def reachable(method):
+    """Turn a lost connection to a Chroma server into one clear sentence (the client reconnects by itself
+    once the server is back, so the next call simply works)."""
+
+    @functools.wraps(method)
+    def guarded(self: "ProjectStore", *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except (httpx.TransportError, ConnectionError) as exc:
+            raise StoreUnavailable(
+                f"{self.location[0].upper()}{self.location[1:]} is not reachable ({type(exc).__name__}); "
+                "nothing was changed — try again once it is back."
+            ) from None
+
+    return guarded
+
+
 class ProjectStore:
     """Chroma collections plus their keyword indexes, changed together."""
 
-    def __init__(self, client: chromadb.ClientAPI, embedder_signature: str, keyword_dir: Path, prefix: str = ""):
+    def __init__(
+        self, client: chromadb.ClientAPI, embedder_signature: str, keyword_dir: Path, prefix: str = "",
+        location: str = "the vector store",
+    ):
         self.client = client
         self.signature = embedder_signature
         self.prefix = prefix
+        self.location = location
         self.stats = StoreStats()
         self._collections: dict[str, chromadb.Collection] = {}
         self._keyword_dir = Path(keyword_dir)
@@ -76,6 +100,7 @@ class ProjectStore:
     def _name(self, name: str) -> str:
         return f"{self.prefix}{name}"
 
+    @reachable
     def collection(self, name: str) -> chromadb.Collection:
         if name not in self._collections:
             col = self.client.get_or_create_collection(
@@ -92,6 +117,7 @@ class ProjectStore:
             self._collections[name] = col
         return self._collections[name]
 
+    @reachable
     def mismatched(self) -> str | None:
         """The embedder that filled an existing collection, when it is not ours."""
         existing = {c.name: c for c in self.client.list_collections()}
@@ -101,6 +127,7 @@ class ProjectStore:
                 return (col.metadata or {}).get("embedder") or "an unknown embedder"
         return None
 
+    @reachable
     def drop_all(self) -> None:
         existing = {c.name for c in self.client.list_collections()}
         for name in (DOCUMENTS, PARENTS, CONVERSATIONS):
@@ -117,6 +144,7 @@ class ProjectStore:
             col.upsert(**{k: v[i : i + size] for k, v in columns.items()})
 
     # ---- documents
+    @reachable
     def add_file(
         self,
         file_id: str,
@@ -149,18 +177,22 @@ class ProjectStore:
             [{"file_id": file_id, "parent_id": l.parent_id} for l in leaves],
         )
 
+    @reachable
     def delete_file(self, file_id: str) -> None:
         for name in (DOCUMENTS, PARENTS):
             self.collection(name).delete(where={"file_id": file_id})
         self.keyword(DOCUMENTS).delete_where("file_id", file_id)
 
+    @reachable
     def file_ids(self) -> set[str]:
         got = self.collection(PARENTS).get(include=["metadatas"])
         return {m["file_id"] for m in got["metadatas"]}
 
+    @reachable
     def ids(self, name: str) -> set[str]:
         return set(self.collection(name).get(include=[])["ids"])
 
+    @reachable
     def vector_parents(
         self, query_vector: list[float], leaf_candidates: int, file_ids: list[str] | None = None
     ) -> list[tuple[str, float]]:
@@ -196,6 +228,7 @@ class ProjectStore:
             best[meta["parent_id"]] = (max(score, old[0]), max(meta["coverage"], old[1]))
         return sorted(((p, s, c) for p, (s, c) in best.items()), key=lambda row: row[1], reverse=True)
 
+    @reachable
     def get_parents(self, ranked: list[tuple[str, float]]) -> list[RetrievedSection]:
         """The sections for (parent id, score) pairs, in the given order."""
         if not ranked:
@@ -218,6 +251,7 @@ class ProjectStore:
         return self.get_parents(self.vector_parents(query_vector, leaf_candidates, file_ids)[:parents])
 
     # ---- conversations
+    @reachable
     def upsert_turn(self, turn: RetrievedTurn, vector: list[float]) -> None:
         meta = {"turn_number": turn.turn_number, "user": turn.user, "assistant": turn.assistant}
         if turn.active_probe:
@@ -233,10 +267,12 @@ class ProjectStore:
             [{"turn_number": turn.turn_number}],
         )
 
+    @reachable
     def turn_numbers(self) -> set[int]:
         got = self.collection(CONVERSATIONS).get(include=["metadatas"])
         return {m["turn_number"] for m in got["metadatas"]}
 
+    @reachable
     def vector_turns(
         self, query_vector: list[float], candidates: int, before_turn: int | None = None
     ) -> list[tuple[int, float]]:
@@ -257,6 +293,7 @@ class ProjectStore:
         allow = (lambda m: m["turn_number"] < before_turn) if before_turn is not None else None
         return [(m["turn_number"], s) for _, s, m in self.keyword(CONVERSATIONS).search(query, candidates, allow)]
 
+    @reachable
     def get_turns(self, ranked: list[tuple[int, float]]) -> list[RetrievedTurn]:
         if not ranked:
             return []
@@ -272,3 +309,86 @@ class ProjectStore:
             )
             for n, score in ranked if n in by_number
         ]
+
+    # ---- upkeep (forge doctor, forge migrate)
+    @reachable
+    def file_counts(self) -> dict[str, tuple[int, int]]:
+        """file id → (sections stored, distinct passages stored), across both document collections."""
+        counts: dict[str, list] = {}
+        for meta in self.collection(PARENTS).get(include=["metadatas"])["metadatas"]:
+            counts.setdefault(meta["file_id"], [0, set()])[0] += 1
+        for meta in self.collection(DOCUMENTS).get(include=["metadatas"])["metadatas"]:
+            counts.setdefault(meta["file_id"], [0, set()])[1].add(meta["leaf_id"])
+        return {fid: (parents, len(leaves)) for fid, (parents, leaves) in counts.items()}
+
+    @reachable
+    def delete_turns(self, numbers: set[int]) -> None:
+        if numbers:
+            self.collection(CONVERSATIONS).delete(ids=[f"turn-{n}" for n in sorted(numbers)])
+            for n in numbers:
+                self.keyword(CONVERSATIONS).delete_where("turn_number", n)
+
+    @reachable
+    def rebuild_keyword(self, name: str) -> int:
+        """Rebuild a keyword index from the texts Chroma holds (it stores everything the index needs)."""
+        ids, texts, metas = [], [], []
+        for row in self.rows(name):
+            meta = row["metadata"]
+            ids.append(row["id"])
+            if name == DOCUMENTS:
+                texts.append(row["document"])
+                metas.append({"file_id": meta["file_id"], "parent_id": meta["parent_id"]})
+            else:
+                texts.append(f"{row['document']}\n{meta.get('user', '')}\n{meta.get('assistant', '')}")
+                metas.append({"turn_number": meta["turn_number"]})
+        index = self.keyword(name)
+        index.clear()
+        if ids:
+            index.upsert(ids, texts, metas)
+        return len(ids)
+
+    @reachable
+    def rows(self, name: str, page: int = 1000) -> Iterator[dict]:
+        """Every record of a collection, with its embedding, a page at a time."""
+        col = self.collection(name)
+        offset = 0
+        while True:
+            got = col.get(include=["embeddings", "documents", "metadatas"], limit=page, offset=offset)
+            if not got["ids"]:
+                return
+            for i, id_ in enumerate(got["ids"]):
+                yield {"id": id_, "embedding": list(map(float, got["embeddings"][i])),
+                       "document": got["documents"][i], "metadata": got["metadatas"][i]}
+            offset += len(got["ids"])
+
+    @reachable
+    def copy_from(self, source: "ProjectStore") -> dict[str, int]:
+        """Replace this store's collections with copies of `source`'s (vectors included, nothing re-embedded)."""
+        if source.signature != self.signature:
+            raise EmbedderMismatch(f"Cannot copy vectors made with {source.signature} into a {self.signature} store.")
+        existing = {c.name for c in self.client.list_collections()}
+        copied = {}
+        for name in (DOCUMENTS, PARENTS, CONVERSATIONS):
+            if self._name(name) in existing:
+                self.client.delete_collection(self._name(name))
+            self._collections.pop(name, None)
+            batch: list[dict] = []
+            copied[name] = 0
+            for row in source.rows(name):
+                batch.append(row)
+                if len(batch) >= 1000:
+                    self._put(name, batch)
+                    copied[name] += len(batch)
+                    batch = []
+            if batch:
+                self._put(name, batch)
+                copied[name] += len(batch)
+            if self.collection(name).count() != copied[name]:
+                raise ForgeError(f"Copying {name} did not complete; nothing was switched over.")
+        return copied
+
+    def _put(self, name: str, rows: list[dict]) -> None:
+        self._batched_add(
+            self.collection(name), ids=[r["id"] for r in rows], embeddings=[r["embedding"] for r in rows],
+            documents=[r["document"] for r in rows], metadatas=[r["metadata"] for r in rows],
+        )

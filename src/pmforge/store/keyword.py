@@ -55,19 +55,39 @@ class KeywordIndex:
         self._bm25: bm25s.BM25 | None = None
         self._sets: list[set[str]] = []
         self._df: dict[str, int] = {}
+        self._seen: tuple[int, int] | None = None
         self._load()
 
     def __len__(self) -> int:
+        self._refresh()
         return len(self._ids)
 
     def ids(self) -> set[str]:
+        self._refresh()
         return set(self._ids)
 
+    def _on_disk(self) -> tuple[int, int] | None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return st.st_mtime_ns, st.st_size
+
     def _load(self) -> None:
-        if self.path.exists():
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            self._ids, self._tokens, self._meta = data["ids"], data["tokens"], data["meta"]
+        self._seen = self._on_disk()
+        self._ids, self._tokens, self._meta = [], [], []
+        if self._seen is not None:
+            try:
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+                self._ids, self._tokens, self._meta = data["ids"], data["tokens"], data["meta"]
+            except (ValueError, KeyError):
+                pass  # unreadable: starts empty, and forge doctor rebuilds it from the vector store
         self._rebuild()
+
+    def _refresh(self) -> None:
+        """Another process (the CLI beside the app) may have saved the index since we read it."""
+        if self._on_disk() != self._seen:
+            self._load()
 
     def _rebuild(self) -> None:
         self._bm25 = None
@@ -85,9 +105,11 @@ class KeywordIndex:
     def _save(self) -> None:
         payload = {"ids": self._ids, "tokens": self._tokens, "meta": self._meta}
         atomic_write_text(self.path, json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
+        self._seen = self._on_disk()
 
     def upsert(self, ids: list[str], texts: list[str], metas: list[dict]) -> None:
         with self._lock:
+            self._refresh()
             replaced = set(ids)
             keep = [i for i, existing in enumerate(self._ids) if existing not in replaced]
             self._ids = [self._ids[i] for i in keep] + list(ids)
@@ -98,6 +120,7 @@ class KeywordIndex:
 
     def delete_where(self, key: str, value) -> None:
         with self._lock:
+            self._refresh()
             keep = [i for i, m in enumerate(self._meta) if m.get(key) != value]
             if len(keep) == len(self._ids):
                 return
@@ -112,6 +135,7 @@ class KeywordIndex:
             self._ids, self._tokens, self._meta, self._bm25 = [], [], [], None
             self._sets, self._df = [], {}
             self.path.unlink(missing_ok=True)
+            self._seen = None
 
     def _idf(self, token: str) -> float:
         n = len(self._ids)
@@ -128,6 +152,8 @@ class KeywordIndex:
     def search(self, query: str, n: int, allow: Callable[[dict], bool] | None = None) -> list[tuple[str, float, dict]]:
         """The best `n` entries with a positive score, best first, as (id, score, meta with "coverage")."""
         terms = tokenize(query)
+        with self._lock:
+            self._refresh()
         if self._bm25 is None or not terms:
             return []
         scores = self._bm25.get_scores(terms)

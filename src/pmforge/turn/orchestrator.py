@@ -7,31 +7,41 @@ on copies of state, so a turn that fails leaves the saved state exactly as it wa
 
 from __future__ import annotations
 
+import logging
 from typing import Iterator
 
+from ..errors import ForgeError
 from ..knowledge.project_patterns import load_project_patterns
-from ..models import BilledUsage, RetrievalTrace, SourceRef, TokenReport, Turn, TurnRecord
+from ..models import BilledUsage, SessionState, RetrievalTrace, SourceRef, TokenReport, Turn, TurnRecord
 from ..project import Project
 from ..tokens import count_tokens
 from ..tools import ToolContext
 from .assemble import AssembledContext, assemble
 from .execute import Execution, build_reply_request, prefix_tokens
 from .remember import asked_before, catch_up, remember, summarize_turn
+from .render import own_words
 from .route import RouteInputs, route
 from .sandbox import sandbox
+
+log = logging.getLogger(__name__)
 
 
 class PendingTurn:
     def __init__(self, project: Project, message: str):
         self.project = project
         settings = project.settings
+        project.recover()
+        self.seen = project.ws.state_signature()  # before loading: see state_signature
         self.state = project.state()
+        if any(not t.indexed for t in self.state.turns):
+            with project.ws.operation("remember earlier turns"):
+                self.state = project.state()  # under the lock, so no other window's turn is overwritten
+                if catch_up(project.store, project.services.embedder, project.services.llm, self.state, settings):
+                    project.ws.save_state(self.state)
+                self.seen = project.ws.state_signature()
         self.number = self.state.turn_count + 1
         self.message, self.pasted = sandbox(project, message, self.number)
         message = self.message
-        if catch_up(project.store, project.services.embedder, project.services.llm, self.state, settings):
-            with project.ws.locked():
-                project.ws.save_state(self.state)
         self.project_state = project.project_state()
         self.pattern_problems = load_project_patterns(project.ws.slug, project.ws.root / "patterns")
         inputs = RouteInputs(self.state, self.project_state, message, self.number, project=project.ws.slug)
@@ -42,11 +52,13 @@ class PendingTurn:
         )
         self.reply_request = build_reply_request(self.context, self.state, settings)
         self.tool_ctx = ToolContext(
-            state=self.state.model_copy(deep=True),
+            state=working_copy(self.state),
             project_state=self.project_state.model_copy(deep=True),
             turn_number=self.number,
             active_probe=self.decision.next_probe,
             workspace=project.ws,
+            decision=self.decision.model_copy(deep=True),
+            pm_words=own_words(self.message),  # a long paste is source material, not the PM's say-so
         )
         self.execution = Execution(
             project.services.llm, self.reply_request, self.tool_ctx, settings.tool_loop_max_rounds
@@ -100,7 +112,16 @@ class PendingTurn:
         )
         state.turns.append(turn)
         ws = self.project.ws
-        with ws.locked():
+        self.project.recover()
+        with ws.operation(f"turn {self.number}"):
+            # Only read state.json again if someone replaced it since this turn began (it is megabytes
+            # in a long session).
+            if ws.state_signature() != self.seen and ws.load_state().turn_count != self.number - 1:
+                # Another window answered a message while this one was being answered: saving would erase it.
+                raise ForgeError(
+                    "This project changed in another window while Forge was replying; your message was not saved "
+                    "— send it again."
+                )
             new_org = self.tool_ctx.project_state.org_context
             if new_org != self.project_state.org_context:
                 # Reload: the manifest may have changed during the turn (an upload in another tab).
@@ -108,18 +129,46 @@ class PendingTurn:
                 current.org_context = new_org
                 ws.save_project_state(current)
             ws.save_state(state)
-        # Remembering comes after the save: the reply is already on screen and on disk.
+            self.seen = ws.state_signature()
+        log.info(
+            "turn %d saved: action=%s mode=%s probe=%s retrieval=%s documents=%d conversations=%d phase_a=%d "
+            "phase_b=%d tools=%s", turn.number, d.action, d.mode, d.next_probe, d.requires_retrieval,
+            len(turn.retrieved.documents), len(turn.retrieved.conversations), turn.tokens.phase_a,
+            turn.tokens.phase_b, ",".join(c.name for c in turn.tool_calls) or "-",
+        )
+        # Remembering comes after the save: the reply is already on screen and on disk. A turn left
+        # unremembered (the summarizer or the store failed) is caught up at the start of the next one.
         settings = self.project.settings
         asked = asked_before(state.turns, len(state.turns) - 1)
         turn.summary = summarize_turn(self.project.services.llm, turn.user, turn.assistant, settings, asked)
-        remember(self.project.store, self.project.services.embedder, turn)
-        turn.indexed = True
-        with ws.locked():
-            ws.save_state(state)
+        try:
+            with ws.operation(f"remember turn {self.number}"):
+                remember(self.project.store, self.project.services.embedder, turn)
+                turn.indexed = True
+                saved = state if ws.state_signature() == self.seen else ws.load_state()
+                for kept in saved.turns:
+                    if kept.number == turn.number:
+                        kept.summary, kept.indexed = turn.summary, True
+                ws.save_state(saved)
+        except ForgeError as exc:  # the store or the embedder (a Voyage outage) is down: the turn is saved
+            log.warning("turn %s saved but not yet remembered: %s", turn.number, exc)
         return TurnRecord(
             turn=turn.number, routing=d, retrieved=turn.retrieved, tokens=turn.tokens,
             reply=turn.assistant, tool_calls=turn.tool_calls,
         )
+
+
+def working_copy(state: SessionState) -> SessionState:
+    """A copy for the turn's tools to change. Tools never touch past turns, so the transcript (most of a
+    long session's size) is shared instead of deep-copied on every turn."""
+    turns = state.turns
+    state.turns = []
+    try:
+        copy = state.model_copy(deep=True)
+    finally:
+        state.turns = turns
+    copy.turns = list(turns)
+    return copy
 
 
 def start_turn(project: Project, message: str) -> PendingTurn:

@@ -11,6 +11,7 @@ import streamlit as st
 
 from config import Settings, get_settings
 
+from .. import logs
 from ..project import Project, Services
 
 
@@ -24,7 +25,12 @@ def _settings_key(settings: Settings) -> str:
 
 @st.cache_resource(show_spinner=False)
 def _services(key: str) -> Services:
-    return Services.from_settings(get_settings())
+    settings = get_settings()
+    try:
+        logs.configure(settings)
+    except OSError:
+        pass  # an unwritable log folder must not stop the app
+    return Services.from_settings(settings)
 
 
 def services() -> Services:

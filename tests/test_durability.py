@@ -1,0 +1,253 @@
+"""Nothing lost: forge doctor finds and repairs every kind of disagreement, interrupted operations are
+finished on the next open, a SIGKILL mid-work leaves a project that parses and checks clean, a second
+window never overwrites a turn, and the log holds no document text."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from docs import PLAN, research_docx
+from pmforge import doctor
+from pmforge.cli import main as forge
+from pmforge.errors import ForgeError
+from pmforge.ingest.pipeline import ingest_file
+from pmforge.project import Project
+from pmforge.store.collections import CONVERSATIONS, DOCUMENTS
+from pmforge.turn.orchestrator import run_turn, start_turn
+
+NOTES = b"# Interview notes\n\nDana from the Duluth store says weekend markdowns happen too late to sell the bread.\n"
+
+
+@pytest.fixture
+def filled(project: Project) -> Project:
+    assert ingest_file(project, "plan.md", PLAN).ok
+    assert ingest_file(project, "notes.md", NOTES).ok
+    assert ingest_file(project, "report.docx", research_docx("The Duluth pilot saved 3 percent of fresh shrink.")).ok
+    run_turn(project, "We think weekend markdowns come too late; I believe store managers would adopt a fixed time.")
+    run_turn(project, "The pilot covers the Midwest stores.")
+    assert doctor.examine(project).consistent
+    return project
+
+
+def problems(project: Project) -> list[str]:
+    return [f"[{f.layer}] {f.problem}" for f in doctor.examine(project).findings]
+
+
+def test_a_healthy_project_is_consistent_from_the_cli(filled: Project, capsys):
+    assert forge(["doctor", filled.ws.slug]) == 0
+    out = capsys.readouterr().out
+    assert "Consistent" in out and "3 files (3 indexed)" in out and "2 turns" in out
+    assert forge(["doctor", filled.ws.slug, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["consistent"] and report["problems"] == [] and report["totals"]["turns"] == 2
+
+
+def test_file_layer_problems_are_reported_then_repaired(filled: Project, capsys):
+    ws = filled.ws
+    ws.converted_path("notes.md").unlink()
+    (ws.uploads / "plan.md").write_bytes(PLAN + b"\n## Budget\nThe pilot budget is 350k.\n")
+    (ws.uploads / "stray.md").write_bytes(b"# Stray\n\nA file whose upload was cut off before the manifest.\n")
+    (ws.converted / "ghost.md.md").write_text("orphan")
+    found = problems(filled)
+    assert any("plan.md changed on disk" in p for p in found)
+    assert any("converted text of notes.md is missing" in p for p in found)
+    assert any("uploads/stray.md is not in the file list" in p for p in found)
+    assert any("converted/ghost.md.md" in p for p in found)
+
+    assert forge(["doctor", ws.slug]) == 1
+    assert "--fix" in capsys.readouterr().out
+    assert forge(["doctor", ws.slug, "--fix"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("repaired:") == 4 and "Consistent" in out
+    manifest = ws.load_project_state()
+    assert manifest.find("stray.md").indexed
+    assert "350k" in ws.converted_path("plan.md").read_text()
+    assert ws.converted_path("notes.md").exists() and not (ws.converted / "ghost.md.md").exists()
+
+
+def test_a_listed_file_whose_upload_vanished_is_dropped_from_search(filled: Project):
+    entry = filled.ws.load_project_state().find("notes.md")
+    (filled.ws.uploads / "notes.md").unlink()
+    assert any("notes.md is listed but its upload is missing" in p for p in problems(filled))
+    report = doctor.repair(filled)
+    assert report.consistent
+    assert filled.ws.load_project_state().find("notes.md") is None
+    assert entry.file_id not in filled.store.file_ids()
+
+
+def test_vector_layer_orphans_and_partial_files_are_repaired(filled: Project):
+    store = filled.store
+    report_entry = filled.ws.load_project_state().find("report.docx")
+    docs = store.collection(DOCUMENTS)
+    some_leaves = docs.get(where={"file_id": report_entry.file_id}, include=[])["ids"][:3]
+    docs.delete(ids=some_leaves)
+    store.keyword(DOCUMENTS).delete_where("file_id", report_entry.file_id)
+    # Passages of a file no manifest lists (an upload killed between the store and the manifest).
+    vec = filled.services.embedder.embed_documents(["orphan passage"])[0]
+    from pmforge.store.collections import LeafRecord, ParentRecord
+
+    store.add_file("deadbeefdeadbeef", "gone.md", [LeafRecord("deadbeefdeadbeef:p0:l0:w0", "deadbeefdeadbeef:p0:l0",
+                   "deadbeefdeadbeef:p0", "orphan passage", 0, 14)], [vec],
+                   [ParentRecord("deadbeefdeadbeef:p0", "orphan passage", "Gone", 0, 14)], [vec])
+    found = problems(filled)
+    assert any("report.docx is only partly in the vector store" in p for p in found)
+    assert any("1 file(s) that are no longer listed" in p for p in found)
+    report = doctor.repair(filled)
+    assert report.consistent, report.findings
+    assert "deadbeefdeadbeef" not in store.file_ids()
+    counts = store.file_counts()[report_entry.file_id]
+    assert counts == (report_entry.parent_count, report_entry.chunk_count)
+
+
+def test_keyword_and_memory_layers_are_repaired(filled: Project):
+    store = filled.store
+    store.keyword(DOCUMENTS).clear()
+    store.keyword(CONVERSATIONS).delete_where("turn_number", 1)
+    store.collection(CONVERSATIONS).delete(ids=["turn-2"])
+    vec = filled.services.embedder.embed_documents(["never said"])[0]
+    from pmforge.models import RetrievedTurn
+
+    store.upsert_turn(RetrievedTurn(turn_number=9, user="never", assistant="said", summary="never said"), vec)
+    found = problems(filled)
+    assert any("keyword index of the documents" in p for p in found)
+    assert any("1 turn(s) the transcript does not" in p for p in found)
+    assert any("1 turn(s) of the transcript are not in the conversation memory" in p for p in found)
+    report = doctor.repair(filled)
+    assert report.consistent, report.findings
+    assert store.turn_numbers() == {1, 2}
+    assert store.keyword(DOCUMENTS).ids() == store.ids(DOCUMENTS)
+    assert store.keyword(CONVERSATIONS).ids() == {"turn-1", "turn-2"}
+    assert filled.store.keyword(DOCUMENTS).search("Duluth bread", 3)  # rebuilt from Chroma's texts, searchable
+
+
+def test_an_interrupted_operation_is_finished_when_the_project_is_next_opened(filled: Project, services):
+    ws = filled.ws
+    # What a crash between the store write and the manifest save leaves: the marker and orphan passages.
+    ws.operation_marker.write_text(json.dumps({"operation": "upload gone.md", "pid": 1}))
+    (ws.uploads / "gone.md").write_bytes(b"# Gone\n\nThe upload finished but the manifest was never written.\n")
+    reopened = Project.open(services, ws.slug)
+    assert reopened.recovered == "upload gone.md"
+    assert not ws.operation_marker.exists()
+    assert reopened.ws.load_project_state().find("gone.md").indexed
+    assert doctor.examine(reopened).consistent
+
+
+def test_an_operation_in_progress_elsewhere_is_not_mistaken_for_a_crash(filled: Project, services):
+    with filled.ws.operation("upload busy.md"):
+        # Another thread (another Streamlit session) opening the project must not "recover" live work.
+        import threading
+
+        seen = {}
+        t = threading.Thread(target=lambda: seen.setdefault("r", Project.open(services, filled.ws.slug).recovered))
+        t.start()
+        t.join()
+        assert seen["r"] is None
+        assert filled.ws.operation_marker.exists()
+    assert not filled.ws.operation_marker.exists()
+
+
+def test_a_second_window_cannot_overwrite_a_turn(filled: Project, services):
+    other_window = Project.open(services, filled.ws.slug)
+    slow = start_turn(filled, "What should the pilot measure first?")
+    run_turn(other_window, "Dana says bread sells out by noon on Saturdays.")  # answered meanwhile
+    with pytest.raises(ForgeError, match="changed in another window"):
+        slow.finish()
+    state = filled.ws.load_state()
+    assert [t.number for t in state.turns] == [1, 2, 3]
+    assert "bread sells out" in state.turns[-1].user
+    assert doctor.examine(filled).consistent
+
+
+def test_the_lock_is_reentrant_and_a_busy_project_says_so(filled: Project):
+    ws = filled.ws
+    with ws.locked(), ws.locked():  # an operation calling another (delete promoting a twin) must not deadlock
+        code = ("import sys; sys.path.insert(0, %r); from pmforge.workspace import Workspace; "
+                "from pmforge.errors import ForgeError\n"
+                "try:\n    Workspace(%r).locked(timeout=0.2).__enter__()\nexcept ForgeError as e:\n    print(e)")
+        out = subprocess.run([sys.executable, "-c", code % (str(Path(__file__).parents[1] / "src"), str(ws.root))],
+                             capture_output=True, text=True, timeout=60).stdout
+    assert "is busy in another Forge window or command" in out
+
+
+def test_the_log_records_operations_but_never_document_text(filled: Project, isolated_env, capsys):
+    assert forge(["doctor", filled.ws.slug]) == 0  # the CLI opens the log (the default folder: ./logs)
+    capsys.readouterr()
+    assert forge(["chat", filled.ws.slug, "-m", "Dana thinks the Duluth bakery buy-back is never claimed."]) == 0
+    assert forge(["ingest", filled.ws.slug, str(_write(isolated_env / "extra.md", NOTES + b"\nZephyrine 4471.\n"))]) == 0
+    log = (isolated_env / "logs" / "forge.log").read_text()
+    assert "turn 3 saved" in log and "indexed extra.md" in log
+    for secret_text in ("Duluth", "buy-back", "Zephyrine", "Midwest", "markdowns"):
+        assert secret_text not in log
+    assert not any(p.name == "forge.log" for p in Path.home().glob("**/forge.log") if "pytest" not in str(p))
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+# ---- SIGKILL in the middle of work
+
+WORKER = textwrap.dedent("""
+    import random, sys
+    from config import get_settings
+    from pmforge.ingest.pipeline import delete_file, ingest_file
+    from pmforge.project import Project, Services
+    from pmforge.turn.orchestrator import run_turn
+
+    services = Services.from_settings(get_settings())
+    project = Project.open(services, "crash")
+    rng = random.Random(int(sys.argv[1]))
+    print("ready", flush=True)
+    for i in range(10_000):
+        op = rng.random()
+        name = f"doc-{rng.randrange(4)}.md"
+        if op < 0.45:
+            body = "\\n\\n".join(f"## Part {j}\\nVersion {i} of note {name} section {j} on shrink and markdowns."
+                                 for j in range(rng.randrange(1, 12)))
+            ingest_file(project, name, f"# {name}\\n\\n{body}\\n".encode())
+        elif op < 0.6:
+            try:
+                delete_file(project, name)
+            except Exception:
+                pass
+        else:
+            run_turn(project, f"Turn {i}: I think managers would mark down earlier if labels were faster.")
+""")
+
+
+def test_sigkill_during_saves_and_ingestions_leaves_a_consistent_project(services, isolated_env):
+    Project.create(services, "crash")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src") + os.pathsep +
+           str(Path(__file__).parents[1])}
+    rng = random.Random(7)
+    for round_ in range(5):
+        worker = subprocess.Popen([sys.executable, "-c", WORKER, str(round_)], env=env, cwd=isolated_env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert worker.stdout.readline().strip() == "ready", worker.stderr.read()
+        time.sleep(rng.uniform(0.5, 3.0))  # where the kill lands is random; correctness must not depend on it
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=60)
+        assert worker.returncode == -signal.SIGKILL, worker.stderr.read()
+
+    root = isolated_env / "projects" / "crash"
+    for path in root.rglob("*.json"):
+        json.loads(path.read_text(encoding="utf-8"))  # every JSON file parses
+    done = subprocess.run([sys.executable, "-m", "pmforge.cli", "doctor", "crash"], env=env, cwd=isolated_env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Consistent" in done.stdout
+    again = subprocess.run([sys.executable, "-m", "pmforge.cli", "doctor", "crash", "--json"], env=env,
+                           cwd=isolated_env, capture_output=True, text=True, timeout=600)
+    report = json.loads(again.stdout)
+    assert report["consistent"] and report["recovered"] is None  # nothing left to recover the second time

@@ -1,0 +1,208 @@
+"""The store test-suite, run against the embedded client and against a real `chroma run` server; then
+what only a server has: names that cannot collide, migration there and back, a server that stops."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from chroma_server import ChromaServer
+from docs import PLAN, research_docx
+from pmforge import doctor
+from pmforge.cli import main as forge
+from pmforge.errors import ForgeError
+from pmforge.ingest.pipeline import delete_file, ingest_file, reindex
+from pmforge.project import Project, Services
+from pmforge.retrieval import Query, find_sections, find_turns
+from pmforge.store.collections import CONVERSATIONS, DOCUMENTS, EmbedderMismatch, ProjectStore
+from pmforge.turn.orchestrator import run_turn
+
+NOTES = b"# Interview notes\n\nDana from the Duluth store says the ZX-42 label printer jams every Saturday.\n"
+
+
+@pytest.fixture(scope="session")
+def chroma(tmp_path_factory):
+    """The server .ci/run started (FORGE_TEST_CHROMA_PORT), or one of our own for this session."""
+    port = os.environ.get("FORGE_TEST_CHROMA_PORT")
+    if port:
+        yield ChromaServer(tmp_path_factory.mktemp("unused"), int(port))  # not ours to start or stop
+        return
+    with ChromaServer(tmp_path_factory.mktemp("chroma") / "db") as server:
+        yield server
+
+
+def use_server(monkeypatch, server: ChromaServer | None) -> Services:
+    import config
+
+    if server:
+        monkeypatch.setenv("CHROMA_HOST", server.host)
+        monkeypatch.setenv("CHROMA_PORT", str(server.port))
+    else:
+        monkeypatch.delenv("CHROMA_HOST", raising=False)
+    config.get_settings.cache_clear()
+    return Services.from_settings(config.get_settings())
+
+
+@pytest.fixture(params=["embedded", "server"])
+def backend(request, monkeypatch, isolated_env) -> Services:
+    server = request.getfixturevalue("chroma") if request.param == "server" else None
+    return use_server(monkeypatch, server)
+
+
+def _query(project: Project, text: str) -> Query:
+    return Query(text, project.services.embedder)
+
+
+def sections(project: Project, text: str):
+    return find_sections(project.store, _query(project, text), 4, "hybrid", project.settings)
+
+
+def test_documents_are_stored_searched_and_deleted(backend: Services):
+    project = Project.create(backend, "Store suite")
+    assert (project.store.prefix != "") == bool(backend.settings.chroma_host)
+    assert ingest_file(project, "plan.md", PLAN).ok and ingest_file(project, "notes.md", NOTES).ok
+    assert ingest_file(project, "research.docx", research_docx("Shrink fell 3 percent in Duluth.")).ok
+    hits = sections(project, "Which printer jams on Saturdays?")
+    assert hits and hits[0].filename == "notes.md"
+    converted = project.ws.converted_path("notes.md").read_text()
+    assert hits[0].text == converted[hits[0].start : hits[0].end]  # offsets are exact on either backend
+    keyword = project.store.keyword_parents("ZX-42", 4)
+    assert keyword and keyword[0][0] == hits[0].id
+    delete_file(project, "notes.md")
+    assert all(s.filename != "notes.md" for s in sections(project, "ZX-42 printer"))
+    assert project.store.keyword(DOCUMENTS).ids() == project.store.ids(DOCUMENTS)
+    assert doctor.examine(project).consistent
+
+
+def test_conversation_memory_is_stored_and_filtered_by_turn(backend: Services):
+    project = Project.create(backend, "Memory suite")
+    for message in ("Dana runs the Duluth bakery.", "Weekend shrink is the worst.", "Labels take forty minutes.",
+                    "The regional director wants a number by March.", "Okay."):
+        run_turn(project, message)
+    assert project.store.turn_numbers() == {1, 2, 3, 4, 5}
+    query = _query(project, "Who runs the bakery in Duluth?")
+    assert find_turns(project.store, query, 1, "hybrid", project.settings)[0].turn_number == 1
+    found = find_turns(project.store, query, 3, "hybrid", project.settings, before_turn=3)
+    assert {t.turn_number for t in found} == {1, 2}  # nothing from turn 3 on
+    assert project.store.keyword(CONVERSATIONS).ids() == project.store.ids(CONVERSATIONS)
+    assert doctor.examine(project).consistent
+
+
+def test_vectors_of_another_embedder_are_refused_until_reindexed(backend: Services):
+    project = Project.create(backend, "Mismatch suite")
+    ingest_file(project, "plan.md", PLAN)
+    other = ProjectStore(project.store.client, "some-other-model:64", project.ws.vectordb / "keyword",
+                         prefix=project.store.prefix)
+    assert other.mismatched() == project.store.signature
+    with pytest.raises(EmbedderMismatch):
+        other.collection(DOCUMENTS)
+    assert reindex(project).startswith("Re-indexed 1 files")
+    assert doctor.examine(project).consistent
+
+
+def test_copying_a_store_keeps_every_vector(backend: Services, chroma):
+    project = Project.create(backend, "Copy suite")
+    ingest_file(project, "notes.md", NOTES)
+    run_turn(project, "Dana thinks the printer is the bottleneck.")
+    from pmforge.project import open_store
+
+    elsewhere = open_store(project.ws, project.store.signature, project.settings.model_copy(
+        update={"chroma_host": chroma.host, "chroma_port": chroma.port}), server=not project.store.prefix)
+    copied = elsewhere.copy_from(project.store)
+    assert copied == {name: project.store.collection(name).count() for name in copied}
+    assert sorted(r["id"] for r in elsewhere.rows(DOCUMENTS)) == sorted(r["id"] for r in project.store.rows(DOCUMENTS))
+    original = {r["id"]: r["embedding"] for r in project.store.rows(DOCUMENTS)}
+    assert all(pytest.approx(original[r["id"]], abs=1e-6) == r["embedding"] for r in elsewhere.rows(DOCUMENTS))
+
+
+# ---- only a server
+
+
+def test_projects_with_the_same_name_never_share_collections(chroma, monkeypatch, isolated_env, tmp_path):
+    import config
+
+    services = use_server(monkeypatch, chroma)
+    monkeypatch.setenv("FORGE_PROJECTS_DIR", str(tmp_path / "laptop-a"))
+    config.get_settings.cache_clear()
+    a = Project.create(Services.from_settings(config.get_settings()), "Pilot")
+    monkeypatch.setenv("FORGE_PROJECTS_DIR", str(tmp_path / "laptop-b"))
+    config.get_settings.cache_clear()
+    b = Project.create(Services.from_settings(config.get_settings()), "Pilot")
+    assert a.ws.slug == b.ws.slug == "pilot" and a.store.prefix != b.store.prefix
+    ingest_file(a, "plan.md", PLAN)
+    ingest_file(b, "notes.md", NOTES)
+    assert {a.ws.load_project_state().find("plan.md").file_id} == a.store.file_ids()
+    assert {b.ws.load_project_state().find("notes.md").file_id} == b.store.file_ids()
+    names = {c.name for c in services and a.store.client.list_collections()}
+    assert f"{a.store.prefix}documents" in names and f"{b.store.prefix}documents" in names
+    assert a.store.prefix.startswith("forge-pilot-")
+
+
+def test_migrate_to_the_server_and_back(chroma, monkeypatch, isolated_env, capsys):
+    local = use_server(monkeypatch, None)
+    project = Project.create(local, "Moving house")
+    ingest_file(project, "plan.md", PLAN)
+    ingest_file(project, "notes.md", NOTES)
+    run_turn(project, "Dana says labels take forty minutes.")
+    slug = project.ws.slug
+
+    assert forge(["migrate", slug, "--to-server", "--host", chroma.host, "--port", str(chroma.port)]) == 0
+    assert "Copied" in capsys.readouterr().out
+    on_server = Project.open(use_server(monkeypatch, chroma), slug)
+    assert on_server.store.prefix and on_server.reindex_reason() is None
+    assert doctor.examine(on_server).consistent
+    assert sections(on_server, "ZX-42 printer")[0].filename == "notes.md"
+    run_turn(on_server, "The director wants a number by March.")  # work continues on the server
+
+    assert forge(["migrate", slug, "--to-local"]) == 0  # CHROMA_HOST is still set: that server is the source
+    capsys.readouterr()
+    back = Project.open(use_server(monkeypatch, None), slug)
+    assert back.store.prefix == "" and back.store.turn_numbers() == {1, 2}
+    assert doctor.examine(back).consistent
+
+
+def test_migrate_refuses_a_store_that_does_not_match_the_files(chroma, monkeypatch, isolated_env, capsys):
+    project = Project.create(use_server(monkeypatch, None), "Half done")
+    ingest_file(project, "plan.md", PLAN)
+    project.store.drop_all()
+    assert forge(["migrate", project.ws.slug, "--to-server", "--host", chroma.host, "--port", str(chroma.port)]) == 1
+    assert "forge doctor half-done --fix" in capsys.readouterr().err
+
+
+def test_a_server_that_stops_mid_session_gives_a_clear_message_and_recovers(monkeypatch, isolated_env, tmp_path):
+    server = ChromaServer(tmp_path / "stopping-db").start()
+    try:
+        project = Project.create(use_server(monkeypatch, server), "Flaky server")
+        ingest_file(project, "plan.md", PLAN)
+        run_turn(project, "We think weekend shrink is the problem.")
+        before = project.ws.state_path.read_bytes()
+
+        server.stop()
+        with pytest.raises(ForgeError, match=r"Chroma server at 127\.0\.0\.1:\d+ is not reachable"):
+            run_turn(project, "What does the plan say about scope?")
+        assert project.ws.state_path.read_bytes() == before  # the turn was not half-saved
+        with pytest.raises(ForgeError, match="not reachable"):
+            ingest_file(project, "notes.md", NOTES)
+        assert (project.ws.uploads / "notes.md").exists()  # the upload is kept
+
+        server.start()  # same data, same port: the same client carries on
+        record = run_turn(project, "What does the plan say about scope?")
+        assert record.turn == 2
+        assert project.recovered is None and not project.ws.operation_marker.exists()
+        assert doctor.repair(project).consistent  # the kept upload gets indexed; nothing is orphaned
+        assert project.ws.load_project_state().find("notes.md").indexed
+    finally:
+        server.stop()
+
+
+def test_a_server_that_is_down_when_a_project_opens_says_so(monkeypatch, isolated_env, tmp_path):
+    server = ChromaServer(tmp_path / "down-db").start()
+    services = use_server(monkeypatch, server)
+    Project.create(services, "Down")
+    server.stop()
+    from pmforge.store.client import http_client
+
+    http_client.cache_clear()  # a fresh process: no client made while the server was up
+    with pytest.raises(ForgeError, match="not reachable.*unset CHROMA_HOST"):
+        Project.open(services, "down")
