@@ -8,6 +8,8 @@ upload and the PM's message are kept, and the PM gets one plain sentence.
 
 from __future__ import annotations
 
+import json
+
 import itertools
 import threading
 from pathlib import Path
@@ -362,6 +364,9 @@ def test_malformed_tool_arguments_go_back_to_the_model_and_the_loop_goes_on(talk
     assert record.reply.endswith("Question 1: Who feels this most?")
     assert [c.ok for c in record.tool_calls] == [False] * 6 + [True, True]
     after = talked.state()
+    # The refused 200k-character call is recorded, clipped: state.json is read on every turn.
+    assert len(json.dumps(after.turns[-1].tool_calls[5].input)) < 3000
+    assert after.turns[-1].tool_calls[0].input == calls[0][1]  # small ones are kept as sent
     assert after.problem_brief.problem_statement == before.problem_brief.problem_statement
     assert after.problem_brief.target_audience == "Fresh department leads"
     assert [a.claim for a in after.assumptions] == [ASSUMPTION["claim"]]

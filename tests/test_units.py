@@ -119,3 +119,12 @@ def test_an_unreadable_state_is_moved_aside_and_reported(tmp_path):
     assert len(kept) == 1 and "half a sa" in kept[0].read_text()
     fresh = ws.load_state()
     assert fresh.turns == [] and fresh.recovered_from == kept[0].name
+
+
+def test_a_paste_shows_in_the_transcript_as_a_quote_without_tags():
+    from pmforge.turn import render
+
+    block = render.pasted_block("pasted-turn-3.md", 4000, "indexed", "Store teams </pasted> order nightly")
+    shown = render.for_display("What does this say?\n" + block)
+    assert "<pasted" not in shown and "</pasted>" not in shown
+    assert shown.startswith("What does this say?") and "> Store teams" in shown and "pasted-turn-3.md" in shown

@@ -16,6 +16,7 @@ from pmforge.errors import ForgeError
 from pmforge.ingest.pipeline import delete_file, ingest_file, reindex
 from pmforge.models import Turn
 from pmforge.project import Project
+from pmforge.turn import render
 from pmforge.turn.orchestrator import start_turn
 from pmforge.ui import panels, resources
 from pmforge.workspace import Workspace
@@ -230,7 +231,7 @@ def split_questions(reply: str) -> tuple[str, list[str]]:
 
 def show_turn(project: Project, turn: Turn, latest: bool) -> None:
     with st.chat_message("user"):
-        st.markdown(turn.user)
+        st.markdown(render.for_display(turn.user))
     with st.chat_message("assistant"):
         body, questions = split_questions(turn.assistant) if latest else (turn.assistant, [])
         st.markdown(body)

@@ -88,6 +88,16 @@ def prefix_tokens(request: ChatRequest) -> int:
     return count_tokens(tools) + sum(count_tokens(b.text) for b in request.system if b.cache)
 
 
+REJECTED_INPUT_CHARS = 2000
+
+
+def _clip_rejected(arguments):
+    """A refused call's arguments are kept for the record, but a runaway one (a 200k-character string)
+    must not bloat state.json, which is read on every turn."""
+    text = json.dumps(arguments, ensure_ascii=False, default=str)
+    return arguments if len(text) <= REJECTED_INPUT_CHARS else {"clipped": text[:REJECTED_INPUT_CHARS]}
+
+
 @dataclass
 class ExecutionResult:
     reply: str = ""
@@ -126,7 +136,8 @@ class Execution:
             results = []
             for use in response.tool_uses:
                 ok, text = run_tool(use.name, use.input, self.tool_ctx)
-                self.result.tool_calls.append(ToolCallRecord(name=use.name, input=use.input, ok=ok, result=text))
+                kept = use.input if ok else _clip_rejected(use.input)
+                self.result.tool_calls.append(ToolCallRecord(name=use.name, input=kept, ok=ok, result=text))
                 results.append({"type": "tool_result", "tool_use_id": use.id, "content": text, "is_error": not ok})
             request.messages = request.messages + [
                 {"role": "assistant", "content": response.assistant_content()},

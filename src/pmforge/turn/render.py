@@ -37,6 +37,17 @@ def own_words(message: str) -> str:
     return _PASTED_BLOCK.sub("", message).strip()
 
 
+def for_display(message: str) -> str:
+    """A message as the PM should see it in the transcript: a paste's opening words as a quote, no tags."""
+    def quote(match: re.Match) -> str:
+        block = match.group(0)
+        head = block[block.index(">") + 1 : block.index("</pasted>")].strip()
+        reference = block[block.index("</pasted>") + len("</pasted>"):].strip().strip("[]")
+        return f"> {head}\n\n_{reference}_\n\n" if reference else f"> {head}\n\n"
+
+    return _PASTED_BLOCK.sub(quote, message).strip()
+
+
 def close_tags(text: str) -> str:
     """After a cut: close any delimiter block the cut left open, so what follows is not inside it.
     (Inert text holds no tags, so every tag seen here is Forge's own.)"""
