@@ -7,13 +7,12 @@ reruns, which is what every click and message costs the PM.
 
 from __future__ import annotations
 
-import os
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
 from . import session
+from .figures import scratch_projects
 
 
 def bench_rerun(turns: int = 300, files: int = 50, reruns: int = 5) -> dict:
@@ -26,11 +25,7 @@ def bench_rerun(turns: int = 300, files: int = 50, reruns: int = 5) -> dict:
     from ..project import Project, Services
     from ..turn.remember import catch_up
 
-    root = Path(tempfile.mkdtemp(prefix="forge-bench-"))
-    previous = os.environ.get("FORGE_PROJECTS_DIR")
-    os.environ["FORGE_PROJECTS_DIR"] = str(root)
-    config.get_settings.cache_clear()
-    try:
+    with scratch_projects("forge-bench-"):
         services = Services.from_settings(config.get_settings())
         project = Project.create(services, "rerun bench")
         t0 = time.perf_counter()
@@ -65,9 +60,3 @@ def bench_rerun(turns: int = 300, files: int = 50, reruns: int = 5) -> dict:
             "rerun_s": {"p50": round(statistics.median(timings), 3), "max": round(max(timings), 3)},
             "build_s": round(build_s, 1),
         }
-    finally:
-        if previous is None:
-            os.environ.pop("FORGE_PROJECTS_DIR", None)
-        else:
-            os.environ["FORGE_PROJECTS_DIR"] = previous
-        config.get_settings.cache_clear()

@@ -8,15 +8,13 @@ the project consistent at the end, peak memory, and turn latency at the start an
 
 from __future__ import annotations
 
-import os
 import random
 import resource
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
 from . import session
+from .figures import scratch_projects
 
 WINDOW = 50  # turns averaged at each end of the run
 
@@ -46,11 +44,7 @@ def bench_soak(turns: int = 1000, operations: int = 200, seed: int = 3) -> dict:
     from ..turn.orchestrator import run_turn
 
     rng = random.Random(seed)
-    root = Path(tempfile.mkdtemp(prefix="forge-soak-"))
-    previous = os.environ.get("FORGE_PROJECTS_DIR")
-    os.environ["FORGE_PROJECTS_DIR"] = str(root)
-    config.get_settings.cache_clear()
-    try:
+    with scratch_projects("forge-soak-"):
         services = Services.from_settings(config.get_settings())
         project = Project.create(services, "soak")
         # Operations land at random points of the session, never all at once.
@@ -103,9 +97,3 @@ def bench_soak(turns: int = 1000, operations: int = 200, seed: int = 3) -> dict:
             "max_phase_b_tokens": max_phase_b,
             "total_s": round(total_s, 1),
         }
-    finally:
-        if previous is None:
-            os.environ.pop("FORGE_PROJECTS_DIR", None)
-        else:
-            os.environ["FORGE_PROJECTS_DIR"] = previous
-        config.get_settings.cache_clear()
