@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .errors import ForgeError
-from .ingest.convert import convert
-from .ingest.pipeline import INTERRUPTED, ingest_file, reindex, reindex_entry
+from .ingest.pipeline import INTERRUPTED, convert_upload, delete_file, ingest_file, reindex, reindex_entry
 from .project import Project
 from .store.collections import CONVERSATIONS, DOCUMENTS
 from .turn.remember import catch_up
@@ -68,7 +67,7 @@ def _files(project: Project) -> list[Finding]:
         if entry.filename not in on_disk:
             found.append(Finding("files", f"{entry.filename} is listed but its upload is missing.",
                                  "remove it from the file list and the search index",
-                                 lambda e=entry: _forget(project, e.filename)))
+                                 lambda e=entry: delete_file(project, e.filename)))
             continue
         if entry.status.startswith(INTERRUPTED):
             found.append(Finding("files", f"Indexing {entry.filename} was interrupted.", "index it",
@@ -206,18 +205,6 @@ def recover(project: Project) -> str | None:
 
 
 # ---- repairs
-def _forget(project: Project, filename: str) -> None:
-    ws = project.ws
-    manifest = ws.load_project_state()
-    entry = manifest.find(filename)
-    if entry is None:
-        return
-    project.store.delete_file(entry.file_id)
-    manifest.file_summaries = [f for f in manifest.file_summaries if f is not entry]
-    ws.save_project_state(manifest)
-    ws.converted_path(entry.filename).unlink(missing_ok=True)
-
-
 def _reingest(project: Project, filename: str) -> None:
     upload = project.ws.uploads / filename
     result = ingest_file(project, filename, upload.read_bytes())
@@ -235,8 +222,7 @@ def _reindex_one(project: Project, filename: str) -> None:
 
 
 def _reconvert(project: Project, filename: str) -> None:
-    upload = project.ws.uploads / filename
-    converted = convert(filename, upload.read_bytes(), int(project.settings.max_upload_mb * 1_000_000))
+    converted = convert_upload(project, filename, (project.ws.uploads / filename).read_bytes())
     atomic_write_text(project.ws.converted_path(filename), converted.markdown)
 
 

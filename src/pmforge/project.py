@@ -6,8 +6,10 @@ so they drive the very same code.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from config import Settings, get_settings
 
@@ -72,6 +74,14 @@ class Project:
         project = cls(Workspace.open(services.projects_root, name), services)
         project.recovered = project.recover()
         return project
+
+    @contextmanager
+    def operation(self, label: str) -> Iterator[None]:
+        """A change spanning files and the store: finish whatever a crash interrupted first, then hold the
+        project's lock and operation marker (see Workspace.operation)."""
+        self.recover()
+        with self.ws.operation(label):
+            yield
 
     def recover(self) -> str | None:
         """Finish whatever operation a crash interrupted on this project; what it was, or None."""

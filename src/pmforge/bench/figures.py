@@ -10,6 +10,11 @@ from pathlib import Path
 from typing import Iterator
 
 
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
 def spread(values: list[float]) -> dict:
     if not values:
         return {}

@@ -20,6 +20,7 @@ from ..embed.base import Embedder
 from ..models import RetrievedTurn
 from ..store.collections import LeafRecord, ParentRecord
 from . import session
+from .figures import percentile
 
 
 class RandomEmbedder(Embedder):
@@ -33,11 +34,6 @@ class RandomEmbedder(Embedder):
     def _embed(self, texts: list[str], kind: str) -> list[list[float]]:
         v = self._rng.normal(size=(len(texts), self.dimensions)).astype(np.float32)
         return (v / np.linalg.norm(v, axis=1, keepdims=True)).tolist()
-
-
-def _percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
 def bench_latency(chunks: int = 10_000, turns: int = 1_000, queries: int = 60) -> dict:
@@ -93,7 +89,7 @@ def bench_latency(chunks: int = 10_000, turns: int = 1_000, queries: int = 60) -
         "turns": len(project.store.turn_numbers()),
         "queries_per_retriever": len(questions),
         "assembly_ms": {
-            r: {"p50": round(statistics.median(v), 2), "p95": round(_percentile(v, 95), 2), "max": round(max(v), 2)}
+            r: {"p50": round(statistics.median(v), 2), "p95": round(percentile(v, 95), 2), "max": round(max(v), 2)}
             for r, v in timings.items()
         },
         "note": "assembly = retrieval + formatting; the query embedding is excluded (random vectors)",

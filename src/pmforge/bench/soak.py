@@ -14,7 +14,7 @@ import statistics
 import time
 
 from . import session
-from .figures import scratch_projects
+from .figures import percentile, scratch_projects
 
 WINDOW = 50  # turns averaged at each end of the run
 
@@ -28,11 +28,7 @@ def _document(rng: random.Random, version: int) -> bytes:
 
 
 def _percentiles(values: list[float]) -> dict:
-    ordered = sorted(values)
-    return {
-        "p50_ms": round(1000 * statistics.median(ordered), 1),
-        "p95_ms": round(1000 * ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 1),
-    }
+    return {"p50_ms": round(1000 * statistics.median(values), 1), "p95_ms": round(1000 * percentile(values, 95), 1)}
 
 
 def bench_soak(turns: int = 1000, operations: int = 200, seed: int = 3) -> dict:

@@ -125,8 +125,7 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
     except ForgeError as exc:
         return IngestResult(filename, False, str(exc))
     sha = hashlib.sha256(data).hexdigest()
-    project.recover()
-    with ws.operation(f"upload {name}"):
+    with project.operation(f"upload {name}"):
         manifest = ws.load_project_state()
         previous = manifest.find(name)  # case-insensitive: "Plan.md" replaces "plan.md"
         if previous and previous.sha256 == sha and previous.indexed:
@@ -138,7 +137,7 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
         entry = FileSummary(filename=name, file_id=file_id_for(name, sha), sha256=sha, uploaded_at=now_iso())
         try:
             progress("Converting", 0, 1)
-            converted = convert(name, data, int(settings.max_upload_mb * 1_000_000))
+            converted = convert_upload(project, name, data)
             entry.note = converted.note
             entry.content_sha256 = hashlib.sha256(converted.markdown.encode("utf-8")).hexdigest()
             if (previous and previous.indexed and previous.filename == name
@@ -187,6 +186,10 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
     return IngestResult(name, True, f"{verb} {name}: {passages} in {sections}.", entry)
 
 
+def convert_upload(project: Project, filename: str, data: bytes):
+    return convert(filename, data, int(project.settings.max_upload_mb * 1_000_000))
+
+
 def chunk_sizes(settings) -> ChunkSizes:
     return ChunkSizes(settings.leaf_max_tokens, settings.parent_max_tokens, settings.merge_below_tokens)
 
@@ -202,8 +205,7 @@ def _swap_entry(project: Project, manifest, previous: FileSummary | None, entry:
 
 def delete_file(project: Project, filename: str) -> str:
     ws = project.ws
-    project.recover()
-    with ws.operation(f"delete {filename}"):
+    with project.operation(f"delete {filename}"):
         manifest = ws.load_project_state()
         entry = manifest.find(filename)
         if entry is None:
@@ -234,7 +236,7 @@ def reindex_entry(project: Project, entry: FileSummary) -> None:
     if not upload.exists():
         entry.status = "not indexed: the original upload is missing"
         return
-    converted = convert(entry.filename, upload.read_bytes(), int(settings.max_upload_mb * 1_000_000))
+    converted = convert_upload(project, entry.filename, upload.read_bytes())
     atomic_write_text(ws.converted_path(entry.filename), converted.markdown)
     parents = chunk_markdown(converted.markdown, chunk_sizes(settings))
     entry.chunk_count = _index(project, entry.file_id, entry.filename, converted.markdown, parents, _quiet)

@@ -112,8 +112,7 @@ class PendingTurn:
         )
         state.turns.append(turn)
         ws = self.project.ws
-        self.project.recover()
-        with ws.operation(f"turn {self.number}"):
+        with self.project.operation(f"turn {self.number}"):
             # Only read state.json again if someone replaced it since this turn began (it is megabytes
             # in a long session).
             if ws.state_signature() != self.seen and ws.load_state().turn_count != self.number - 1:
@@ -142,7 +141,7 @@ class PendingTurn:
         asked = asked_before(state.turns, len(state.turns) - 1)
         turn.summary = summarize_turn(self.project.services.llm, turn.user, turn.assistant, settings, asked)
         try:
-            with ws.operation(f"remember turn {self.number}"):
+            with self.project.operation(f"remember turn {self.number}"):
                 remember(self.project.store, self.project.services.embedder, turn)
                 turn.indexed = True
                 saved = state if ws.state_signature() == self.seen else ws.load_state()
