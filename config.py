@@ -83,7 +83,9 @@ class Settings(BaseSettings):
     # --- the turn ---
     tool_loop_max_rounds: int = 4
     paste_threshold_chars: int = 1500
-    micro_synthesis_every: int = 5  # substantive turns between micro-syntheses (offline router)
+    micro_synthesis_every: int = 6  # substantive turns between micro-syntheses (offline router)
+    probe_max_asks: int = 3  # turns the offline router asks one open probe before moving to the next
+    retrieval_query_chars: int = 300  # of the message, when the router writes no query of its own
 
     # --- token budgets (per prompt section) ---
     phase_a_budget: int = 2000

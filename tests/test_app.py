@@ -130,7 +130,7 @@ def test_generate_and_download_the_brief(app: AppTest, isolated_env):
     [b for b in app.sidebar.button if b.label == "Generate problem brief"][0].click().run()
     assert not app.exception
     notes = [s.value for s in app.sidebar.success]
-    assert notes and notes[0].startswith("Problem brief written. Still to be confirmed: Target audience")
+    assert notes and notes[0].startswith("Problem brief written. Still to be confirmed:") and "Stakeholders" in notes[0]
     labels = [d.label for d in app.sidebar.get("download_button")]
     assert "Problem brief (.md)" in labels and "Problem brief (.docx)" in labels
     written = list((isolated_env / "projects" / "epsilon" / "artifacts").glob("problem-brief-*.docx"))

@@ -237,6 +237,8 @@ def cmd_eval(args) -> int:
     from . import evaluation
 
     settings = get_settings()
+    if args.what == "sessions":
+        return _eval_sessions(args, settings)
     if args.what == "docs":
         if not (args.corpus and args.questions):
             raise ForgeError("forge eval docs needs --corpus DIR and --questions FILE.jsonl.")
@@ -253,6 +255,49 @@ def cmd_eval(args) -> int:
         width = max(map(len, figures))
         for key, value in figures.items():
             print(f"{key:<{width}}  {value}")
+    return 0
+
+
+def _eval_sessions(args, settings) -> int:
+    from . import session_eval
+
+    if not args.dir:
+        raise ForgeError("forge eval sessions needs --dir DIR (NAME.conversation.jsonl + NAME.gold.json files).")
+    report = session_eval.evaluate_sessions(
+        Path(args.dir), settings, only=args.only, keep=Path(args.keep) if args.keep else None
+    )
+    print(json.dumps(report, ensure_ascii=False) if args.json else session_eval.table(report))
+    return 0
+
+
+# `forge brief` kind -> artifact kind, and the formats each can be written in (json: the scored record).
+BRIEF_KINDS = {
+    "problem-brief": ("problem_brief", ("md", "docx", "json")),
+    "solution-evaluation": ("solution_evaluation", ("md", "docx", "json")),
+    "register": ("assumption_register", ("csv", "json")),
+}
+
+
+def cmd_brief(args) -> int:
+    from . import artifacts
+    from .project import Project
+    from .session_eval import scored_record
+
+    kind, formats = BRIEF_KINDS[args.kind]
+    if args.format not in formats:
+        raise ForgeError(f"The {args.kind.replace('-', ' ')} comes as {', '.join(formats[:-1])} or {formats[-1]}, "
+                         f"not {args.format}.")
+    project = Project.open(_services(), args.project)
+    state = project.state()
+    if args.format == "json":
+        # The whole record whatever --kind says: it is the one shape `forge eval sessions` scores.
+        print(json.dumps(scored_record(state), indent=2, ensure_ascii=False))
+        return 0
+    with project.ws.locked():  # as the sidebar does: no other process writes the folder meanwhile
+        result = artifacts.generate(project.ws, state, project.project_state(), kind)
+    print(next(p for p in result.paths if p.suffix == f".{args.format}"))
+    if result.missing:
+        print(f"Still to be confirmed: {', '.join(result.missing)}.", file=sys.stderr)
     return 0
 
 
@@ -292,15 +337,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON record per turn")
     p.set_defaults(func=cmd_chat)
 
-    p = sub.add_parser("eval", help="measure retrieval quality on a labelled set")
-    p.add_argument("what", choices=["docs", "memory"])
+    p = sub.add_parser("eval", help="measure retrieval or whole-session quality on a labelled set")
+    p.add_argument("what", choices=["docs", "memory", "sessions"])
     p.add_argument("--corpus", help="docs: a folder of .md/.docx files")
     p.add_argument("--conversation", help="memory: JSONL rows {id, role, text}")
     p.add_argument("--questions", help="JSONL questions with references (docs) or evidence (memory)")
     p.add_argument("-k", type=int, default=4, help="sections or turns retrieved per question")
     p.add_argument("--retriever", default=None, help="vector, bm25 or hybrid (default: the app's setting)")
+    p.add_argument("--dir", help="sessions: a folder of NAME.conversation.jsonl + NAME.gold.json")
+    p.add_argument("--only", metavar="NAME", help="sessions: run this one session")
+    p.add_argument("--keep", metavar="DIR", help="sessions: keep the scratch projects in DIR for inspection")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("brief", help="write a project's brief or register, or print the scored record (json)")
+    p.add_argument("project")
+    p.add_argument("--kind", choices=list(BRIEF_KINDS), default="problem-brief")
+    p.add_argument("--format", choices=["md", "docx", "json", "csv"], default="md")
+    p.set_defaults(func=cmd_brief)
 
     p = sub.add_parser("bench", help="print performance figures")
     p.add_argument("what", choices=["ingest", "prompt", "recall", "latency", "rerun", "soak"])

@@ -85,6 +85,16 @@ class DecisionCriteria(BaseModel):
     do_not_proceed_if: list[str] = Field(default_factory=list)
 
 
+class BriefChange(BaseModel):
+    """A value that left the brief or the evaluation (a correction, a departure): the history keeps it."""
+
+    turn: int
+    field: str
+    old: str
+    new: str = ""
+    reason: str = ""
+
+
 class ProblemBrief(BaseModel):
     """Mode 1 skeleton: what is really going on, and is it worth pursuing?"""
 
@@ -264,6 +274,7 @@ class Turn(BaseModel):
     tokens: TokenReport = Field(default_factory=TokenReport)
     usage: BilledUsage = Field(default_factory=BilledUsage)
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    probes_answered: list[str] = Field(default_factory=list)  # probe ids this message was judged to answer
     summary: str = ""
     indexed: bool = False  # stored in the conversations collection
 
@@ -282,6 +293,7 @@ class SessionState(BaseModel):
     problem_brief: ProblemBrief = Field(default_factory=ProblemBrief)
     solution_evaluation: SolutionEvaluation = Field(default_factory=SolutionEvaluation)
     routing: RoutingContext = Field(default_factory=RoutingContext)
+    brief_history: list[BriefChange] = Field(default_factory=list)  # superseded values, newest last
 
     @property
     def turn_count(self) -> int:
@@ -334,3 +346,4 @@ class TurnRecord(BaseModel):
     tokens: TokenReport
     reply: str
     tool_calls: list[ToolCallRecord]
+    probes_answered: list[str] = Field(default_factory=list)

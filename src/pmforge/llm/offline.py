@@ -1,12 +1,12 @@
 """The offline interviewer: a deterministic stand-in for Claude that needs no key.
 
-It answers the same requests through the same interface. For routing it returns
-the rule router's decision as a `route` tool call; for a reply it reflects what the
-PM said, cites the best retrieved document section and earlier turn, asks the
-active probe's questions, and calls the same tools Claude would (record probes,
-register hedged statements as assumptions, fill the problem statement).
-Summaries are extractive. Nothing is invented: every sentence it shows comes from
-the PM, the uploaded files or the probe catalogue.
+It answers the same requests through the same interface. For routing it returns the rule
+router's decision as a `route` tool call. For a reply it reads the PM's own words with
+`pmforge.understand`, calls the same tools Claude would (first round), and once the tools have
+run it writes the reply (second round): what was recorded, with its numbers and names; the
+sentence of an uploaded file that answers a question, cited; an earlier turn only when it bears
+on this message; then questions about what is still missing. Nothing is invented: every
+sentence it shows comes from the PM, the uploaded files, the state or the probe catalogue.
 """
 
 from __future__ import annotations
@@ -14,39 +14,59 @@ from __future__ import annotations
 import re
 from itertools import count
 
-from ..knowledge import find_pattern, find_probe
-from ..models import RoutingDecision
-from . import extractive, offline_tools
+from ..knowledge import MODE_ORDER, find_pattern, find_probe
+from ..models import RoutingDecision, SessionState
+from ..understand import Understanding, understand
+from ..understand import text as t
+from . import extractive, offline_plan
 from .base import LLM, ChatRequest, ChatResponse, ToolUse
 
-_HEDGE = re.compile(
-    r"\b(i think|i believe|we believe|we think|probably|i assume|we assume|assuming|i guess|i suspect|"
-    r"my sense is|likely|hopefully|should be|might|i'm pretty sure|we expect|i expect|presumably)\b",
-    re.I,
-)
-_PROBLEM = re.compile(r"\b(the problem is|our problem is|we want to|we need to|the issue is|struggl|pain point|"
-                      r"we're trying to|we are trying to|goal is)\b", re.I)
-_TYPE_HINTS = [
-    ("stakeholder_dependency", r"\b(vp|director|team|stakeholder|sign[s]? off|approv|buy-in|leadership|ops)\b"),
-    ("technical", r"\b(data|system|integration|api|platform|model|latency|infrastructure|pipeline)\b"),
-    ("market", r"\b(competitor|market|price|pricing|segment|industry)\b"),
-    ("value", r"\b(customer|user|shopper|buyer|value|adopt|use it|want|need)\b"),
-]
-_STOP = set("the a an and or of to in on for is are was were be been it this that with as at by from we our you your "
-            "i my me they them their what which who how when why do does did can could should would will not no yes "
-            "about into than then there here have has had so if".split())
+_HOW_MUCH = re.compile(r"\b(?:how (?:many|much|long|often)|what (?:share|percent|percentage|proportion|number|"
+                       r"rate|price|cost)|when|which year|what year)\b", re.I)
+
+GLOSSARY = {
+    "anti-metric": "An anti-metric (or guardrail) is a number that must not get worse while you push the main one "
+                   "up: cutting waste without raising out-of-stocks, say.",
+    "leading": "A leading indicator moves within weeks and tells you early whether the change is working (adoption, "
+               "usage, a behaviour), before the business outcome can move.",
+    "lagging": "A lagging outcome is the business result you finally care about (revenue, shrink, churn); it moves "
+               "over quarters, so you pair it with a leading indicator.",
+    "assumption": "The assumption register lists what the plan rests on but nobody has verified: each has a "
+                  "confidence, an impact and the cheapest way to check it.",
+    "criteri": "Decision criteria are the go / no-go lines agreed in advance: the result that would make you go "
+               "ahead, and the one that would make you stop.",
+    "probe": "A probe is one line of inquiry (why now, who must change, who benefits from today's way…); "
+             "I work through them in order and mark each answered when you have covered it.",
+    "mode": "Mode 1 frames the problem (is it real, worth solving, how we'd measure it); Mode 2 evaluates one "
+            "solution against it (value, usability, feasibility and viability risk, build vs buy, how to test it).",
+}
 
 
-def _terms(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9][a-z0-9\-]+", text.lower()) if w not in _STOP and len(w) > 2}
+def best_sentences(text: str, query: str, limit: int = 1) -> list[str]:
+    """The sentences of `text` that answer `query` best: shared terms weighted by rarity in the section,
+    a number when the question asks for one; returned in document order."""
+    candidates = extractive.sentences(text) or [text]
+    wanted = t.content_terms(query)
+    frequency: dict[str, int] = {}
+    for sentence in candidates:
+        for term in t.content_terms(sentence):
+            frequency[term] = frequency.get(term, 0) + 1
+    wants_number = bool(_HOW_MUCH.search(query))
+
+    def score(item: tuple[int, str]) -> tuple[float, int]:
+        index, sentence = item
+        terms = t.content_terms(sentence)
+        value = sum(1.0 / frequency[w] for w in terms & wanted)
+        if wants_number and t.QUANTITY.search(sentence):
+            value += 0.75
+        return value, -index
+
+    ranked = sorted(enumerate(candidates), key=score, reverse=True)[:limit]
+    return [extractive.clip_words(s, 50) for _, s in sorted(ranked)]
 
 
 def best_sentence(text: str, query: str) -> str:
-    """The sentence of `text` sharing most terms with the query (ties: the earliest)."""
-    wanted = _terms(query)
-    candidates = extractive.sentences(text) or [text]
-    scored = [(len(_terms(s) & wanted), -i, s) for i, s in enumerate(candidates)]
-    return extractive.clip_words(max(scored)[2], 45)
+    return best_sentences(text, query, 1)[0]
 
 
 class OfflineLLM(LLM):
@@ -83,121 +103,248 @@ class OfflineLLM(LLM):
 
     # ---- Phase B
     def _reply(self, request: ChatRequest) -> ChatResponse:
-        last = request.messages[-1]["content"]
-        if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
-            return ChatResponse(text="", stop_reason="end_turn")  # tools done; the reply was already given
         ctx = request.context
+        state: SessionState = ctx.state if ctx.state is not None else SessionState()
         d = ctx.decision
-        message = ctx.user_message
         from ..turn.render import own_words
         from ..turn.route import is_filler
 
-        filler = is_filler(message)
-        words = own_words(message)  # what the PM typed; a long paste is material, never a source of tool calls
+        words = own_words(ctx.user_message)  # a long paste is material, never a source of tool calls
+        filler = is_filler(ctx.user_message) or not words
+        u = understand(words, state, filler=filler)
+        last = request.messages[-1]["content"]
+        if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
+            # Second round: the tools have run; tell the PM what was recorded, then ask.
+            return ChatResponse(text=self._compose(ctx, state, u, _acknowledgements(request.messages)),
+                                stop_reason="end_turn")
         ids = count(1)
-        uses: list[ToolUse] = []
-        parts: list[str] = []
-
-        # 1. Reflection.
-        if d.action == "micro_synthesize":
-            parts.append("Let me play back where we are. " + _synthesis(ctx))
-        elif filler:
-            parts.append("Noted — let's keep going.")
-        elif not words:
-            parts.append("You pasted a long text: it is saved as a source and searched like your files.")
-        else:
-            first = extractive.sentences(words)
-            parts.append(f"What I'm hearing: “{extractive.clip_words(first[0] if first else words, 35)}”")
-
-        # 2. Grounding in the files and in earlier turns.
-        if ctx.documents:
-            top = ctx.documents[0]
-            parts.append(f"From your files, {top.citation}: “{best_sentence(top.text, message)}”")
-        elif d.requires_retrieval and ctx.has_documents and "?" in message:
-            parts.append("I did not find this in the uploaded files, so I won't guess at it.")
-        if ctx.conversations:
-            earlier = max(ctx.conversations, key=lambda t: t.score)
-            said = extractive.sentences(own_words(earlier.user))  # not a paste's opening words
-            if said:
-                parts.append(f"Earlier, in turn {earlier.turn_number}, you said: “{extractive.clip_words(said[0], 35)}”")
-
-        # 3. Tools: the probe just answered, hedged claims, the problem statement.
-        state_probe = ctx.previous_probe
-        if not filler and words and state_probe and state_probe != d.next_probe:
-            uses.append(ToolUse(id=f"offline_{next(ids)}", name="record_probe",
-                                input={"probe": state_probe, "evidence": extractive.clip_words(words, 40)}))
-        if not filler and words:
-            for sentence in extractive.sentences(words)[:6]:
-                if _HEDGE.search(sentence) and len(sentence.split()) >= 5:
-                    uses.append(ToolUse(id=f"offline_{next(ids)}", name="register_assumption", input={
-                        "claim": extractive.clip_words(sentence, 60), "type": _guess_type(sentence),
-                        "impact": "medium", "confidence": "guessed",
-                        "basis": f"Stated with hedging by the PM in turn {ctx.turn_number}.",
-                    }))
-            if _PROBLEM.search(words) and not ctx.problem_statement:
-                statement = " ".join(extractive.sentences(words)[:2]) or words
-                uses.append(ToolUse(id=f"offline_{next(ids)}", name="update_problem_statement",
-                                    input={"problem_statement": extractive.clip_words(statement, 80)}))
-
-            known = {s.casefold() for s in ctx.stakeholders}
-            for name, args in offline_tools.tool_calls(words, d.mode, known, set(ctx.assumption_ids),
-                                                       ctx.org_context):
-                uses.append(ToolUse(id=f"offline_{next(ids)}", name=name, input=args))
+        entering = d.action == "enter_mode" and d.mode == "mode_2"
+        mode = "mode_2" if entering else state.active_mode
+        calls = [] if filler else offline_plan.tool_calls(u, state, mode, ctx.org_context, entering, ctx.turn_number)
         if d.action == "complete_mode":
             kind = "problem_brief" if d.mode == "mode_1" else "solution_evaluation"
-            uses.append(ToolUse(id=f"offline_{next(ids)}", name="complete_mode", input={"mode": d.mode}))
-            uses.append(ToolUse(id=f"offline_{next(ids)}", name="generate_artifact", input={"kind": kind}))
-
-        # 4. Domain patterns.
+            calls.append(("complete_mode", {"mode": d.mode}))
+            if not any(name == "generate_artifact" for name, _ in calls):
+                calls.append(("generate_artifact", {"kind": kind}))
         for pid in d.patterns[:1]:
             pattern = find_pattern(pid)
             if pattern:
-                parts.append(f"A pattern worth naming — {pattern.name}: {pattern.surface}")
-                uses.append(ToolUse(id=f"offline_{next(ids)}", name="record_pattern",
-                                    input={"pattern": pattern.id, "evidence": extractive.clip_words(message, 30)}))
+                calls.append(("record_pattern", {"pattern": pattern.id,
+                                                 "evidence": extractive.clip_words(words, 30)}))
+        uses = [ToolUse(id=f"offline_{next(ids)}", name=name, input=args) for name, args in calls]
+        if not uses:
+            return ChatResponse(text=self._compose(ctx, state, u, []), stop_reason="end_turn")
+        return ChatResponse(tool_uses=uses, stop_reason="tool_use")
 
-        # 5. Questions.
-        parts.append(_questions(ctx, filler))
+    def _compose(self, ctx, state: SessionState, u: Understanding, acks: list[str]) -> str:
+        d = ctx.decision
+        parts: list[str] = []
+        if d.action == "enter_mode" and d.mode == "mode_2":
+            name = u.solution_name or state.solution_evaluation.solution_name or "the proposed solution"
+            parts.append(f"Let's evaluate **{name}** (Mode 2). We'll test it against the problem we framed: value, "
+                         "usability, feasibility and viability risk, build vs buy, then the cheapest test of the "
+                         "riskiest assumption.")
+        if acks:
+            parts.append("Noted:\n" + "\n".join(f"- {a}" for a in acks))
+        if u.intent == "summarize" or d.action == "micro_synthesize":
+            parts.append(_synthesis(state))
+        elif u.intent == "question_method":
+            parts.append(_explain(u.question or ctx.user_message))
+        elif u.intent == "filler" and not acks:
+            parts.append("Noted — let's keep going.")
+        elif u.intent == "statement" and not acks and not u.probes and ctx.user_message.strip():
+            parts.append("Got it.")
+        if not ctx.user_message.strip() or (u.intent == "filler" and "<pasted" in ctx.user_message):
+            parts.append("You pasted a long text: it is saved as a source and searched like your files.")
+        parts += _grounding(ctx, state, u)
+        parts.append(_questions(ctx, state, u))
         if d.action == "complete_mode":
-            mode = "Mode 1 (Discover & Frame)" if d.mode == "mode_1" else "Mode 2 (Evaluate Solution)"
-            parts.append(f"Every probe of {mode} is covered. Review the problem brief in the sidebar; "
-                         "say “evaluate the solution” to move on to Mode 2.")
-        parts.append("_(Offline interviewer — add ANTHROPIC_API_KEY for Claude.)_")
-        text = "\n\n".join(p for p in parts if p)
-        return ChatResponse(text=text, tool_uses=uses, stop_reason="tool_use" if uses else "end_turn")
+            if d.mode == "mode_1":
+                parts.append("Mode 1 (Discover & Frame) is complete; the problem brief is under **Downloads**. To "
+                             "stress-test an option, say which (e.g. “let's evaluate the vendor's tool”).")
+            else:
+                parts.append("Mode 2 (Evaluate Solution) is complete; the solution evaluation is under "
+                             "**Downloads**.")
+        return "\n\n".join(p for p in parts if p)
 
 
-def _guess_type(sentence: str) -> str:
-    lowered = sentence.lower()
-    return next((kind for kind, pattern in _TYPE_HINTS if re.search(pattern, lowered)), "organisational")
+def _acknowledgements(messages: list[dict]) -> list[str]:
+    """A line per successful tool call of the previous round, from what the call sent and what it answered."""
+    uses = {b["id"]: b for b in messages[-2]["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
+    lines: list[str] = []
+    for result in messages[-1]["content"]:
+        use = uses.get(result.get("tool_use_id"))
+        if use is None or result.get("is_error"):
+            continue
+        line = offline_plan.acknowledge(use["name"], use.get("input") or {}, str(result.get("content", "")))
+        if line and line not in lines:
+            lines.append(line)
+    return lines
 
 
-def _synthesis(ctx) -> str:
-    fired = re.search(r"Probes satisfied: ([^\n]+)", ctx.sections.get("routing_context", ""))
-    counts = ctx.sections.get("assumptions", "").splitlines()[0] if ctx.sections.get("assumptions") else ""
-    bits = []
-    if ctx.problem_statement:
-        bits.append(f"Problem as stated so far: {extractive.clip_words(ctx.problem_statement, 40)}")
-    if fired:
-        bits.append(f"Covered: {fired.group(1)}.")
-    if counts:
-        bits.append(counts)
-    return " ".join(bits) or "We have not pinned the problem down yet."
+def _quoted_turns(state: SessionState) -> set[int]:
+    found: set[int] = set()
+    for turn in state.turns:
+        found |= {int(n) for n in re.findall(r"\bin turn (\d+)\b", turn.assistant)}
+    return found
 
 
-def _questions(ctx, filler: bool) -> str:
+def _grounding(ctx, state: SessionState, u: Understanding) -> list[str]:
+    parts: list[str] = []
     d = ctx.decision
+    message = ctx.user_message
+    asked = u.question or (message if u.intent == "question_files" else "")
+    if ctx.documents:
+        top = ctx.documents[0]
+        query = asked or message
+        relevant = asked or t.overlap(query, top.text) >= 0.3
+        if relevant:
+            quoted = best_sentences(top.text, query, 2 if asked else 1)
+            parts.append(f"From your files, {top.citation}: " + " ".join(f"“{s}”" for s in quoted))
+    elif d.requires_retrieval and ctx.has_documents and asked:
+        parts.append("I did not find this in the uploaded files, so I won't guess at it.")
+    if ctx.conversations and u.intent not in ("summarize", "artifact", "filler"):
+        already = _quoted_turns(state)
+        for earlier in sorted(ctx.conversations, key=lambda x: -x.score):
+            from ..turn.render import own_words
+
+            said = extractive.sentences(own_words(earlier.user))
+            if not said or earlier.turn_number in already:
+                continue
+            best = max(said, key=lambda s: t.overlap(message, s))
+            shared = t.content_terms(message) & t.content_terms(best)
+            if len(shared) >= 2 and t.overlap(message, best) >= 0.34:
+                parts.append(f"This connects to what you said in turn {earlier.turn_number}: "
+                             f"“{extractive.clip_words(best, 35)}”")
+                break
+    return parts
+
+
+def _explain(question: str) -> str:
+    lowered = question.lower()
+    for key, text in GLOSSARY.items():
+        if key in lowered:
+            return text
+    return ("I ask about the problem before the solution: who feels it, why now, who must change, who benefits "
+            "from today's way, what it touches, and how we'd measure success. Then we stress-test one option.")
+
+
+_SLOT_QUESTIONS = [
+    (re.compile(r"first few weeks|early", re.I), "metric_leading"),
+    (re.compile(r"business outcome|baseline", re.I), "metric_lagging"),
+    (re.compile(r"must not get worse|anti-metric", re.I), "metric_anti"),
+    (re.compile(r"stop or change course|make you stop", re.I), "do_not_proceed_if"),
+]
+
+
+def _filled(state: SessionState, u: Understanding) -> set[str]:
+    brief, metrics = state.problem_brief, state.problem_brief.success_metrics
+    have = {f.slot for f in u.facts}
+    for slot, present in (("metric_leading", metrics.leading), ("metric_lagging", metrics.lagging),
+                          ("metric_anti", metrics.anti_metrics), ("do_not_proceed_if",
+                                                                  brief.decision_criteria.do_not_proceed_if),
+                          ("proceed_if", brief.decision_criteria.proceed_if), ("problem", brief.problem_statement),
+                          ("audience", brief.target_audience)):
+        if present:
+            have.add(slot)
+    if any(s.role == "decision_authority" for s in brief.stakeholders) or any(
+            f.slot == "stakeholder" and f.detail.startswith("decision_authority") for f in u.facts):
+        have.add("decision_authority")
+    for dim in ("value", "usability", "feasibility", "viability"):
+        if getattr(state.solution_evaluation, f"{dim}_risk").level != "unknown":
+            have.add(f"{dim}_risk")
+    if state.solution_evaluation.build_vs_buy.recommendation != "undecided":
+        have.add("build_vs_buy")
+    if state.solution_evaluation.validation_plan.approach:
+        have.add("validation")
+    return have
+
+
+_GAPS_MODE_1 = [
+    ("problem", "In a sentence or two, what is going wrong today, and for whom?"),
+    ("audience", "Who exactly has this problem, and roughly how many of them are there?"),
+    ("decision_authority", "Who has the final say on whether this goes ahead?"),
+    ("metric_lagging", "Which business number should this move, from what baseline to what target?"),
+    ("metric_leading", "What early signal, within weeks, would tell you it is working?"),
+    ("metric_anti", "What must not get worse while you do this?"),
+    ("do_not_proceed_if", "What result, by when, would make you stop?"),
+]
+_GAPS_MODE_2 = [
+    ("value_risk", "What evidence shows users would switch from today's workaround to this?"),
+    ("usability_risk", "Where and under what conditions will people use it, and what is the hardest first step?"),
+    ("feasibility_risk", "What has the team never built before here, and what data does it need?"),
+    ("viability_risk", "What does it cost to run, and who has to sign off (legal, finance, security)?"),
+    ("build_vs_buy", "Build, buy or partner: which way are you leaning, and why?"),
+    ("validation", "What is the cheapest test of the riskiest assumption, and what result would stop you?"),
+]
+
+
+def _recently_asked(state: SessionState, turns: int = 8) -> str:
+    return "\n".join(turn.assistant for turn in state.turns[-turns:])
+
+
+def _questions(ctx, state: SessionState, u: Understanding) -> str:
+    d = ctx.decision
+    mode = d.mode
+    filled = _filled(state, u)
+    recent = _recently_asked(state)
+    just_answered = {p.probe for p in u.probes}
     probe = find_probe(d.next_probe) if d.next_probe else None
-    if probe is None:
-        return ""
-    # A probe asked again (after a filler turn) gets its later questions, not a repeat.
-    repeat = filler and ctx.previous_probe == probe.id
-    bank = list(probe.questions[3:] if repeat and len(probe.questions) > 3 else probe.questions[:3])
-    pattern_q = [find_pattern(p).question for p in d.patterns[:1] if find_pattern(p)]
-    asked = (pattern_q + bank)[:3]
-    lines = [f"**{probe.name}** — {probe.purpose}"]
-    lines += [f"Question {i}: {q}" for i, q in enumerate(asked, 1)]
-    return "\n\n".join(lines)
+    asked: list[str] = []
+    header = ""
+    if probe is not None and probe.id not in just_answered:
+        bank = [q for q in probe.questions if q not in recent]
+        bank = [q for q in bank if not any(p.search(q) and slot in filled for p, slot in _SLOT_QUESTIONS)]
+        pattern_q = [find_pattern(p).question for p in d.patterns[:1] if find_pattern(p)]
+        asked = (pattern_q + bank)[:3]
+        if asked:
+            header = f"**{probe.name}** — {probe.purpose}"
+    if len(asked) < 2:
+        gaps = _GAPS_MODE_1 if mode == "mode_1" else _GAPS_MODE_2
+        asked += [q for slot, q in gaps if slot not in filled and q not in recent and q not in asked][: 3 - len(asked)]
+        if not header and asked:
+            header = "**Filling the gaps in the " + ("problem brief" if mode == "mode_1" else "solution evaluation") + "**"
+    if not asked:
+        if mode == "mode_1":
+            return ("The problem brief has what it needs. Shall we stress-test a solution (say which option), or "
+                    "shall I write up the brief?")
+        return "The evaluation has what it needs. Shall I write up the solution evaluation?"
+    return "\n\n".join([header] + [f"Question {i}: {q}" for i, q in enumerate(asked, 1)])
 
 
-__all__ = ["OfflineLLM", "best_sentence"]
+def _synthesis(state: SessionState) -> str:
+    brief = state.problem_brief
+    lines = ["**Where we are**"]
+    if brief.problem_statement:
+        lines.append(f"- Problem: {t.clip_words(brief.problem_statement, 45)}")
+    if brief.target_audience:
+        lines.append(f"- Audience: {t.clip_words(brief.target_audience, 30)}")
+    if brief.stakeholders:
+        people = ", ".join(f"{s.name} ({offline_plan._ROLE_LABEL.get(s.role, 'involved')})"
+                           for s in brief.stakeholders[:6])
+        lines.append(f"- Stakeholders: {people}" + (" and more" if len(brief.stakeholders) > 6 else ""))
+    metrics = brief.success_metrics
+    for label, items in (("Leading", metrics.leading), ("Lagging", metrics.lagging), ("Anti-metric", metrics.anti_metrics)):
+        if items:
+            lines.append(f"- {label}: {t.clip_words(items[-1], 25)}")
+    criteria = brief.decision_criteria
+    if criteria.proceed_if or criteria.do_not_proceed_if:
+        first = (criteria.do_not_proceed_if or criteria.proceed_if)[-1]
+        lines.append(f"- Decision line: {t.clip_words(first, 25)}")
+    live = [a for a in state.assumptions if not a.retired]
+    if live:
+        risky = [a for a in live if a.status in ("at_risk", "invalidated")]
+        lines.append(f"- Assumptions: {len(live)} registered" + (f", {len(risky)} at risk or invalidated" if risky else "")
+                     + f"; e.g. {live[-1].id}: {t.clip_words(live[-1].claim, 20)}")
+    evaluation = state.solution_evaluation
+    if state.active_mode == "mode_2" and evaluation.solution_name:
+        rated = [f"{dim} {getattr(evaluation, f'{dim}_risk').level}" for dim in
+                 ("value", "usability", "feasibility", "viability")]
+        lines.append(f"- Evaluating {evaluation.solution_name}: " + ", ".join(rated))
+    open_probes = [find_probe(p).name for p in MODE_ORDER[state.active_mode] if p not in state.routing.probes_fired]
+    if open_probes:
+        lines.append("- Still open: " + ", ".join(open_probes))
+    return "\n".join(lines) if len(lines) > 1 else "We have not pinned the problem down yet."
+
+
+__all__ = ["GLOSSARY", "OfflineLLM", "best_sentence", "best_sentences"]

@@ -54,9 +54,13 @@ def _check_dependencies(state: SessionState, assumption_id: str | None, depends_
     return list(dict.fromkeys(depends_on))
 
 
-def _change(a: Assumption, ctx: ToolContext, field: str, old, new, reason: str) -> None:
-    a.history.append(AssumptionChange(turn=ctx.turn_number, field=field, old=None if old is None else str(old),
+def record_change(a: Assumption, turn: int, field: str, old, new, reason: str) -> None:
+    a.history.append(AssumptionChange(turn=turn, field=field, old=None if old is None else str(old),
                                       new=None if new is None else str(new), reason=reason))
+
+
+def _change(a: Assumption, ctx: ToolContext, field: str, old, new, reason: str) -> None:
+    record_change(a, ctx.turn_number, field, old, new, reason)
 
 
 class RegisterAssumption(BaseModel):

@@ -6,7 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..models import Stakeholder, StakeholderRole
+import re
+
+from ..models import BriefChange, SessionState, Stakeholder, StakeholderRole
 from .base import Tool, ToolContext, ToolError
 
 
@@ -71,9 +73,10 @@ def update_stakeholder(args: UpdateStakeholder, ctx: ToolContext) -> str:
 
 
 class RemoveStakeholder(BaseModel):
-    """Remove a stakeholder listed by mistake."""
+    """Remove a stakeholder listed by mistake or no longer involved (the history keeps them)."""
 
     name: str
+    reason: str = Field("", max_length=300)
 
 
 def remove_stakeholder(args: RemoveStakeholder, ctx: ToolContext) -> str:
@@ -81,7 +84,74 @@ def remove_stakeholder(args: RemoveStakeholder, ctx: ToolContext) -> str:
     if found is None:
         raise ToolError(f"No stakeholder called {args.name}.")
     ctx.state.problem_brief.stakeholders.remove(found)
+    ctx.state.brief_history.append(BriefChange(turn=ctx.turn_number, field="problem_brief.stakeholders",
+                                               old=f"{found.name} ({found.role}) {found.notes}".strip(),
+                                               reason=args.reason.strip()))
     return f"Stakeholder {found.name} removed."
+
+
+class CorrectFact(BaseModel):
+    """Replace a superseded value everywhere it appears in the brief, the evaluation and the register
+    (e.g. old '4.8%', new '3.4%'); the history keeps the old value."""
+
+    old: str = Field(min_length=1, max_length=200, description="The value as it is recorded now.")
+    new: str = Field(min_length=1, max_length=200, description="The value the PM gave instead.")
+    reason: str = Field("", max_length=300, description="The PM's words.")
+
+
+def _replacer(old: str, new: str):
+    digits = re.fullmatch(r"[£$€]?\s?(\d[\d,]*(?:\.\d+)?)\s?(.*)", old.strip())
+    if digits:
+        # A number is matched as a number: 4.8 must not touch 14.8 or 4.85.
+        new_digits = re.search(r"\d[\d,]*(?:\.\d+)?", new)
+        pattern = re.compile(r"(?<![\d.,])" + re.escape(digits.group(1)) + r"(?![\d]|[.,]\d)")
+        replacement = new_digits.group(0) if new_digits else new
+    else:
+        pattern = re.compile(r"\b" + re.escape(old.strip()) + r"\b", re.I)
+        replacement = new.strip()
+    return lambda text: pattern.sub(lambda _m: replacement, text)
+
+
+def _replace_strings(node, fix, path: str, changed: list[str]):
+    if isinstance(node, str):
+        fixed = fix(node)
+        if fixed != node:
+            changed.append(path)
+        return fixed
+    if isinstance(node, dict):
+        return {k: _replace_strings(v, fix, f"{path}.{k}", changed) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_replace_strings(v, fix, path, changed) for v in node]
+    return node
+
+
+def apply_correction(state: SessionState, old: str, new: str, turn: int, reason: str) -> list[str]:
+    """Rewrite every recorded string holding `old`; returns the fields changed."""
+    fix = _replacer(old, new)
+    changed: list[str] = []
+    for name in ("problem_brief", "solution_evaluation"):
+        model = getattr(state, name)
+        fixed = _replace_strings(model.model_dump(), fix, name, changed)
+        setattr(state, name, type(model).model_validate(fixed))
+    for a in state.assumptions:
+        if not a.retired and fix(a.claim) != a.claim:
+            from .assumptions import record_change
+
+            record_change(a, turn, "claim", a.claim, fix(a.claim), reason or f"corrected {old} → {new}")
+            a.claim = fix(a.claim)
+            changed.append(f"register.{a.id}")
+    changed = list(dict.fromkeys(changed))
+    for field in changed:
+        state.brief_history.append(BriefChange(turn=turn, field=field, old=old, new=new, reason=reason))
+    return changed
+
+
+def correct_fact(args: CorrectFact, ctx: ToolContext) -> str:
+    changed = apply_correction(ctx.state, args.old, args.new, ctx.turn_number, args.reason.strip())
+    if not changed:
+        raise ToolError(f"'{args.old}' does not appear in the brief, the evaluation or the register.")
+    places = sorted({c.split(".")[1] if c.count(".") else c for c in changed})
+    return f"Corrected {args.old} → {args.new} in {', '.join(places)}."
 
 
 class UpdateSuccessMetrics(BaseModel):
@@ -141,6 +211,7 @@ TOOLS = [
     Tool("add_stakeholder", AddStakeholder, add_stakeholder),
     Tool("update_stakeholder", UpdateStakeholder, update_stakeholder),
     Tool("remove_stakeholder", RemoveStakeholder, remove_stakeholder),
+    Tool("correct_fact", CorrectFact, correct_fact),
     Tool("update_success_metrics", UpdateSuccessMetrics, update_success_metrics),
     Tool("add_decision_criterion", AddDecisionCriterion, add_decision_criterion),
     Tool("remove_decision_criterion", RemoveDecisionCriterion, remove_decision_criterion),

@@ -55,7 +55,7 @@ def set_build_vs_buy(args: SetBuildVsBuy, ctx: ToolContext) -> str:
 class SetValidationPlan(BaseModel):
     """Record the cheapest test of the riskiest assumption."""
 
-    riskiest_assumption: str = Field(description="The id of a registered assumption, e.g. A4.")
+    riskiest_assumption: str = Field("", description="The id of a registered assumption, e.g. A4 (empty until one is).")
     approach: str = Field(min_length=3, max_length=200, description="e.g. concierge test, fake door, pilot.")
     description: str = Field("", max_length=800)
     timeline: str = Field("", max_length=200)
@@ -64,7 +64,7 @@ class SetValidationPlan(BaseModel):
 
 def set_validation_plan(args: SetValidationPlan, ctx: ToolContext) -> str:
     ids = {a.id for a in ctx.state.assumptions if not a.retired}
-    if args.riskiest_assumption not in ids:
+    if args.riskiest_assumption and args.riskiest_assumption not in ids:
         raise ToolError(f"{args.riskiest_assumption} is not a registered assumption; register it first.")
     ctx.state.solution_evaluation.validation_plan = ValidationPlan(**args.model_dump())
     return "Validation plan recorded."

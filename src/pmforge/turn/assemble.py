@@ -8,6 +8,8 @@ embedding and no vector query.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from config import Settings
@@ -36,6 +38,7 @@ class AssembledContext(BaseModel):
     stakeholders: list[str] = Field(default_factory=list)
     org_context: str = ""
     assumption_ids: list[str] = Field(default_factory=list)  # registered and not retired
+    state: Any = Field(default=None, exclude=True)  # the session as the turn began (read-only), for offline replies
 
 
 def document_query(message: str, decision: RoutingDecision) -> str:
@@ -93,6 +96,7 @@ def assemble(
         stakeholders=[s.name for s in state.problem_brief.stakeholders],
         org_context=project_state.org_context,
         assumption_ids=[x.id for x in state.assumptions if not x.retired],
+        state=state,
     )
     s = ctx.sections
     s["context_block"] = render.context_block(project_state, settings.budget_context_block)

@@ -11,8 +11,11 @@ import logging
 from typing import Iterator
 
 from ..errors import ForgeError
+from ..knowledge import find_probe
 from ..knowledge.project_patterns import load_project_patterns
-from ..models import BilledUsage, SessionState, RetrievalTrace, SourceRef, TokenReport, Turn, TurnRecord
+from ..models import (
+    BilledUsage, RetrievalTrace, SessionState, SourceRef, TokenReport, ToolCallRecord, Turn, TurnRecord,
+)
 from ..project import Project
 from ..tokens import count_tokens
 from ..tools import ToolContext
@@ -109,6 +112,7 @@ class PendingTurn:
             tokens=self.tokens(),
             usage=BilledUsage(**result.usage.model_dump()),
             tool_calls=result.tool_calls,
+            probes_answered=probes_answered(result.tool_calls),
         )
         state.turns.append(turn)
         ws = self.project.ws
@@ -153,8 +157,15 @@ class PendingTurn:
             log.warning("turn %s saved but not yet remembered: %s", turn.number, exc)
         return TurnRecord(
             turn=turn.number, routing=d, retrieved=turn.retrieved, tokens=turn.tokens,
-            reply=turn.assistant, tool_calls=turn.tool_calls,
+            reply=turn.assistant, tool_calls=turn.tool_calls, probes_answered=turn.probes_answered,
         )
+
+
+def probes_answered(calls: list[ToolCallRecord]) -> list[str]:
+    """The probes this turn's message answered: whatever the model recorded, with either provider."""
+    found = [find_probe(c.input.get("probe", "")) for c in calls
+             if c.ok and c.name == "record_probe" and isinstance(c.input, dict)]
+    return list(dict.fromkeys(p.id for p in found if p))
 
 
 def working_copy(state: SessionState) -> SessionState:

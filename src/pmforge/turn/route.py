@@ -20,6 +20,7 @@ from ..knowledge import MODE_ORDER, catalogue_text, find_pattern, find_probe, pa
 from ..llm.base import LLM, ChatRequest, SystemBlock, ToolSpec, model_schema
 from ..models import ProjectState, RoutingDecision, SessionState
 from ..tools import guard
+from ..understand import Understanding, evaluation_target, understand
 from . import render
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,8 @@ _FILLER = re.compile(
 ROUTER_INSTRUCTIONS = """You are the router of Forge, a discovery copilot for product managers.
 Read the compact session state and the PM's new message, then call the `route` tool once.
 - action: ask_questions (default), micro_synthesize (every few substantive turns, to play back what is known),
-  enter_mode (the PM wants to switch mode), continue_mode, flag_conflict (the message contradicts the record),
+  enter_mode (the PM wants to switch mode, including a plain request to evaluate, stress-test or poke holes in
+  a named option: "let's look hard at the vendor's tool" moves to mode_2), continue_mode, flag_conflict (the message contradicts the record),
   complete_mode (every probe of the mode is satisfied).
 - next_probe: the id of the probe to pursue; follow the mode's order, skip satisfied probes; only ids from the catalogue.
 - patterns: ids of domain patterns whose signals appear in the message; only ids from the catalogue; usually none.
@@ -66,9 +68,37 @@ def is_filler(message: str) -> bool:
     return not text or (len(text) <= 60 and bool(_FILLER.match(text)))
 
 
-def _next_unfired(state: SessionState, mode: str, also_done: str | None = None) -> str | None:
-    done = set(state.routing.probes_fired) | ({also_done} if also_done else set())
-    return next((p for p in MODE_ORDER[mode] if p not in done), None)
+def choose_probe(state: SessionState, mode: str, satisfied: set[str], max_asks: int) -> str | None:
+    """The first open probe in the mode's order; one asked `max_asks` times without an answer steps aside
+    for the next (it stays open), so the interview moves on instead of repeating itself."""
+    open_probes = [p for p in MODE_ORDER[mode] if p not in satisfied]
+    if not open_probes:
+        return None
+    asked = {p: sum(1 for t in state.turns if t.active_probe == p and t.active_mode == mode) for p in open_probes}
+    fresh = [p for p in open_probes if asked[p] < max_asks]
+    return fresh[0] if fresh else min(open_probes, key=lambda p: (asked[p], MODE_ORDER[mode].index(p)))
+
+
+def skeleton_ready(state: SessionState, mode: str, understood: Understanding) -> bool:
+    """A mode completes on its own only when its skeleton has content, not just when probes are ticked."""
+    new = {f.slot for f in understood.facts}
+    if mode == "mode_1":
+        brief = state.problem_brief
+        metrics = brief.success_metrics
+        has_problem = bool(brief.problem_statement) or "problem" in new
+        has_metric = bool(metrics.leading or metrics.lagging or metrics.anti_metrics) or bool(
+            new & {"metric_leading", "metric_lagging", "metric_anti"})
+        return has_problem and has_metric
+    evaluation = state.solution_evaluation
+    rated = sum(1 for dim in ("value", "usability", "feasibility", "viability")
+                if getattr(evaluation, f"{dim}_risk").level != "unknown" or f"{dim}_risk" in new)
+    return bool(evaluation.solution_name or understood.solution_name) and rated >= 2
+
+
+def read_message(inputs: RouteInputs) -> Understanding:
+    """The PM's own words this turn, understood (cached: Phase B reads the same result)."""
+    words = render.own_words(inputs.message)
+    return understand(words, inputs.state, filler=is_filler(inputs.message) or not words)
 
 
 def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
@@ -76,16 +106,17 @@ def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
     mode = state.active_mode
     lowered = message.lower()
     filler = is_filler(message)
-    words = render.own_words(message)  # a long paste is material, never the PM's say-so
-    switch = re.search(r"\b(mode 2|evaluate (?:the |a |this )?solution)\b", words.lower())
-    if not filler and mode == "mode_1" and switch:
+    understood = read_message(inputs)
+    query = "" if filler else message[:settings.retrieval_query_chars]
+    if mode == "mode_1" and understood.intent == "evaluate":
+        satisfied = {p.probe for p in understood.probes}
         return RoutingDecision(
-            action="enter_mode", mode="mode_2", next_probe=MODE_ORDER["mode_2"][0], requires_retrieval=True,
-            retrieval_query=message[:300], reasoning="The PM asked to evaluate a solution.",
+            action="enter_mode", mode="mode_2", next_probe=choose_probe(state, "mode_2", satisfied, settings.probe_max_asks),
+            requires_retrieval=True, retrieval_query=query,
+            reasoning=f"The PM asked to evaluate {understood.solution_name or 'a solution'}.",
         )
-    # A substantive answer to the active probe satisfies it; a filler turn or a bare paste keeps it open.
-    answered = state.active_probe if (state.active_probe and not filler and words) else None
-    next_probe = _next_unfired(state, mode, also_done=answered)
+    satisfied = set(state.routing.probes_fired) | {p.probe for p in understood.probes}
+    next_probe = choose_probe(state, mode, satisfied, settings.probe_max_asks)
     patterns = [] if filler else [
         p.id for p in patterns_for(mode, inputs.project)
         if p.id not in state.routing.patterns_fired and any(t in lowered for t in p.triggers)
@@ -93,18 +124,24 @@ def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
     substantive_since = sum(
         1 for t in state.turns if t.number > state.routing.last_synthesis_turn and not is_filler(t.user)
     )
+    no_search = understood.intent in ("summarize", "artifact", "meta", "wrap_up", "question_method")
+    all_done = not [p for p in MODE_ORDER[mode] if p not in satisfied]
     # Completing once is enough: later turns refine the brief instead of regenerating it every turn.
-    if next_probe is None and mode not in state.routing.completed_modes:
-        action, reason = "complete_mode", "Every probe of this mode is satisfied."
-    elif not filler and substantive_since >= settings.micro_synthesis_every:
-        action, reason = "micro_synthesize", f"{substantive_since} substantive turns since the last synthesis."
+    if mode not in state.routing.completed_modes and (
+            understood.intent == "wrap_up" or (all_done and skeleton_ready(state, mode, understood))):
+        action, reason = "complete_mode", ("The PM asked to wrap up." if understood.intent == "wrap_up"
+                                           else "Every probe of this mode is answered and the skeleton has content.")
+    elif understood.intent == "summarize" or (
+            not filler and understood.intent == "statement" and substantive_since >= settings.micro_synthesis_every):
+        action, reason = "micro_synthesize", ("The PM asked where things stand." if understood.intent == "summarize"
+                                              else f"{substantive_since} substantive turns since the last synthesis.")
     elif filler:
         action, reason = "continue_mode", "Filler turn: keep going without retrieval."
     else:
-        action, reason = "ask_questions", "Substantive answer: pursue the next unsatisfied probe."
+        action, reason = "ask_questions", "Pursue the first probe the PM has not answered yet."
     return RoutingDecision(
-        action=action, mode=mode, next_probe=next_probe, patterns=patterns, requires_retrieval=not filler,
-        retrieval_query="" if filler else message[:300], reasoning=reason,
+        action=action, mode=mode, next_probe=next_probe, patterns=patterns,
+        requires_retrieval=not (filler or no_search), retrieval_query="" if no_search else query, reasoning=reason,
     )
 
 
@@ -160,7 +197,8 @@ def _steered(decision: RoutingDecision, inputs: RouteInputs) -> str:
     """Why a mode change the router proposed is not backed by the PM's own words or the probe record
     ("" when it is). The router reads file summaries and earlier turns, which untrusted text can reach."""
     state, words = inputs.state, render.own_words(inputs.message)
-    if decision.action == "enter_mode" and decision.mode != state.active_mode and not _SWITCH.search(words):
+    if (decision.action == "enter_mode" and decision.mode != state.active_mode and not _SWITCH.search(words)
+            and evaluation_target(words) is None):
         return "a mode switch needs the PM's own words"
     if decision.action == "complete_mode":
         done = guard.probes_done(state.routing.probes_fired, state.active_probe, words)
@@ -191,7 +229,7 @@ def _sanitise(decision: RoutingDecision, inputs: RouteInputs, settings: Settings
         decision.requires_retrieval = False
         decision.retrieval_query = ""
     elif decision.requires_retrieval and not decision.retrieval_query.strip():
-        decision.retrieval_query = inputs.message[:300]
+        decision.retrieval_query = inputs.message[:settings.retrieval_query_chars]
     return decision
 
 

@@ -1,0 +1,165 @@
+"""Understanding ordinary PM language: one case per slot, correction and intent, and no false captures."""
+
+from __future__ import annotations
+
+import pytest
+
+from pmforge.models import Assumption, SessionState, Stakeholder
+from pmforge.understand import understand
+from pmforge.understand.text import claim_without_hedge, is_hedged, person_names, sentences
+
+
+def slots_of(message: str, state: SessionState | None = None, mode: str | None = None) -> dict[str, list[str]]:
+    u = understand(message, state or SessionState(), mode)
+    found: dict[str, list[str]] = {}
+    for fact in u.facts:
+        found.setdefault(fact.slot, []).append(fact.subject or fact.text)
+    return found
+
+
+def test_sentences_survive_abbreviations_decimals_and_lists():
+    text = "Dr. Okafor runs the ward, e.g. nights vs. days. Churn is 3.4% now.\n- first point\n2) second point"
+    assert sentences(text) == ["Dr. Okafor runs the ward, e.g. nights vs. days.", "Churn is 3.4% now.",
+                               "first point", "second point"]
+    assert sentences("ok. the drivers hate the new app.") == ["ok.", "the drivers hate the new app."]
+
+
+@pytest.mark.parametrize("sentence, claim", [
+    ("I think clinicians would use it if it saved them ten minutes a shift.",
+     "Clinicians would use it if it saved them ten minutes a shift."),
+    ("My guess is that half the invoices are late because of missing PO numbers.",
+     "Half the invoices are late because of missing PO numbers."),
+    ("I'd bet the dispatchers ignore the suggestions, but I'm not sure.", "The dispatchers ignore the suggestions."),
+    ("Apparently the council already publishes bin schedules as open data.",
+     "The council already publishes bin schedules as open data."),
+    ("Nobody has checked whether the ERP exports daily stock levels.", "The ERP exports daily stock levels."),
+    ("I've been told the vendor integrates with SAP out of the box.", "The vendor integrates with SAP out of the box."),
+    ("Teachers probably won't grade inside a new tool.", "Teachers won't grade inside a new tool."),
+])
+def test_hedges_become_claims_without_the_hedge(sentence, claim):
+    assert is_hedged(sentence)
+    assert claim_without_hedge(sentence) == claim
+    u = understand(sentence, SessionState())
+    assert [h.claim for h in u.hedges] == [claim]
+
+
+@pytest.mark.parametrize("remark", [
+    "I think we covered that already.", "I guess so.", "I think that's everything for now.",
+    "Not sure what you mean by that.", "I think you're right.", "Maybe later.",
+])
+def test_remarks_about_the_conversation_are_not_assumptions(remark):
+    u = understand(remark, SessionState())
+    assert u.hedges == [] and u.facts == []
+
+
+@pytest.mark.parametrize("message", [
+    "What do you mean by anti-metric?", "Can you summarize the problem and audience so far?",
+    "How would other teams handle this?", "Thanks, this is helpful!", "Sorry, I was in a meeting.",
+])
+def test_questions_and_chit_chat_capture_nothing(message):
+    u = understand(message, SessionState())
+    assert u.facts == [] and u.hedges == [] and u.corrections == []
+
+
+def test_problem_and_audience():
+    found = slots_of("Our planners rebuild the delivery schedule by hand every morning and it takes two hours. "
+                     "It hits about 140 depot planners across 30 depots.")
+    assert any("by hand" in s for s in found["problem"])
+    assert any("140 depot planners" in s for s in found["audience"])
+
+
+def test_stakeholders_people_and_roles():
+    found = slots_of("Maria Lopez, VP Stores, signs off on anything here. Priya from finance is nervous about cost. "
+                     "The union rep will push back on new tasks.")
+    assert {"Maria Lopez", "Priya", "union rep"} <= set(found["stakeholder"])
+    u = understand("Maria Lopez, VP Stores, signs off on anything here.", SessionState())
+    assert u.facts[0].detail.startswith("decision_authority")
+    assert person_names("Our CFO, Dan Brown, wants a 90-day payback.") == ["Dan Brown"]
+    assert slots_of("dan (cfo) signs off on budget")["stakeholder"] == ["Dan"]
+
+
+def test_metrics_leading_lagging_and_guardrail():
+    found = slots_of("We want no-shows down from 12% to 8% by March. In the first few weeks I'd watch how many "
+                     "patients confirm by text. I don't want GP waiting times to get worse.")
+    assert any("12%" in s for s in found["metric_lagging"])
+    assert any("confirm by text" in s for s in found["metric_leading"])
+    assert any("waiting times" in s for s in found["metric_anti"])
+
+
+@pytest.mark.parametrize("sentence, kind", [
+    ("If churn doesn't drop below 3% by Q3 I'd pull the plug.", "do_not_proceed_if"),
+    ("Anything under a 10% time saving isn't worth it.", "do_not_proceed_if"),
+    ("If the pilot depots save an hour a day we roll it out everywhere.", "proceed_if"),
+])
+def test_decision_criteria_however_phrased(sentence, kind):
+    assert kind in slots_of(sentence)
+
+
+def test_correction_finds_the_superseded_number():
+    state = SessionState()
+    state.problem_brief.success_metrics.lagging = ["Churn is 4.8% a month and we want it under 3%."]
+    u = understand("Actually it's 3.4%, not 4.8%.", state)
+    assert [(c.old, c.new) for c in u.corrections] == [("4.8%", "3.4%")]
+    state.problem_brief.problem_statement = "The pilot budget is £180k and it is not enough."
+    u = understand("Scratch that, the budget is £200k.", state)
+    assert [(c.old, c.new) for c in u.corrections] == [("£180k", "£200k")]
+
+
+def test_departure_and_successor():
+    state = SessionState()
+    state.problem_brief.stakeholders = [Stakeholder(name="Maria Lopez", role="decision_authority")]
+    u = understand("She moved teams, Priya leads it now.", state)
+    assert [(d.name, d.replacement) for d in u.departures] == [("Maria Lopez", "Priya")]
+
+
+def test_status_changes_in_ordinary_words():
+    state = SessionState(assumptions=[Assumption(id="A1", claim="Store managers would trust a suggested order.")])
+    u = understand("Turns out store managers don't trust a suggested order at all.", state)
+    assert [(c.assumption_id, c.status) for c in u.status_changes] == [("A1", "invalidated")]
+    u = understand("We checked: store managers trust a suggested order when it shows the reasoning.", state)
+    assert [(c.assumption_id, c.status) for c in u.status_changes] == [("A1", "confirmed")]
+
+
+@pytest.mark.parametrize("message, intent, extra", [
+    ("Can you summarize where we are?", "summarize", ""),
+    ("where do we stand", "summarize", ""),
+    ("Please write up the problem brief and send it to Maria.", "artifact", "problem_brief"),
+    ("can I get the assumption register as a file", "artifact", "assumption_register"),
+    ("let's look hard at the vendor's tool", "evaluate", "vendor's tool"),
+    ("can we stress-test the Acme idea?", "evaluate", "Acme"),
+    ("ok so should we actually build the auto-scheduler? poke holes in it", "evaluate", "auto-scheduler"),
+    ("What does the research say about weekend staffing?", "question_files", ""),
+    ("let's wrap up this mode", "wrap_up", ""),
+])
+def test_intents(message, intent, extra):
+    u = understand(message, SessionState())
+    assert u.intent == intent
+    if intent == "artifact":
+        assert u.artifact_kind == extra
+    if intent == "evaluate":
+        assert u.solution_name == extra
+
+
+def test_generate_brief_in_mode_2_means_the_evaluation_unless_named():
+    state = SessionState(active_mode="mode_2")
+    assert understand("write up the brief", state).artifact_kind == "solution_evaluation"
+    assert understand("generate the problem brief", state).artifact_kind == "problem_brief"
+
+
+def test_probes_answered_by_content():
+    u = understand("The CEO asked for this after a competitor launched AI ordering last quarter.", SessionState())
+    assert [p.probe for p in u.probes] == ["why_now"]
+    u = understand("Store managers would have to change their morning routine and nobody owns the rollout.",
+                   SessionState())
+    assert "execution_reality_check" in [p.probe for p in u.probes]
+    assert understand("Sounds good, what else do you need?", SessionState()).probes == []
+
+
+def test_mode_2_risks_build_and_validation():
+    found = slots_of("The handheld screens are tiny and staff wear gloves. Legal needs to sign off on the data "
+                     "sharing. We'd run a four-week pilot in six stores. I'd lean towards buying, since two vendors "
+                     "already ship this.", mode="mode_2")
+    assert "usability_risk" in found and "viability_risk" in found
+    assert "validation" in found and "build_vs_buy" in found
+    u = understand("I'd lean towards buying, since two vendors already ship this.", SessionState(), "mode_2")
+    assert u.slot("build_vs_buy")[0].detail == "buy"
