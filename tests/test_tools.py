@@ -93,6 +93,7 @@ CASES = {
     "add_stakeholder": ({"name": "Dana Whitfield", "role": "decision_authority"}, {"name": "Dana", "role": "boss"}),
     "update_stakeholder": ({"name": "Priya", "validated": True}, {"name": "Nobody Known", "validated": True}),
     "remove_stakeholder": ({"name": "Priya"}, {"name": "Nobody Known"}),
+    "correct_fact": ({"old": "Leads opt in", "new": "Leads and managers opt in"}, {"old": "never said", "new": "x"}),
     "update_success_metrics": ({"leading": ["Markdown rounds done by 4pm"]}, {}),
     "add_decision_criterion": ({"kind": "proceed_if", "criterion": "Shrink falls 2 points in 8 weeks"},
                                {"kind": "maybe", "criterion": "Shrink falls 2 points"}),
@@ -138,6 +139,22 @@ def test_tool_valid_and_invalid(name, project):
     assert ctx.state.model_dump_json() == before  # a refused call changes nothing
     ok, text = run_tool(name, good, ctx)
     assert ok, text
+
+
+def test_correct_fact_replaces_a_number_everywhere_and_keeps_the_history():
+    ctx = _ctx()
+    ctx.state.problem_brief.problem_statement = "Churn is 4.8% a month, against 14.8% at peak."
+    ctx.state.problem_brief.success_metrics.lagging = ["Churn from 4.8% to 3% by Q4."]
+    _register(ctx, "Customers leaving at 4.8% would stay with a cheaper tier")
+    ok, text = run_tool("correct_fact", {"old": "4.8%", "new": "3.4%", "reason": "actually it's 3.4%"}, ctx)
+    assert ok, text
+    brief = ctx.state.problem_brief
+    assert brief.problem_statement == "Churn is 3.4% a month, against 14.8% at peak."  # 14.8 untouched
+    assert brief.success_metrics.lagging == ["Churn from 3.4% to 3% by Q4."]
+    assert "3.4%" in ctx.state.assumptions[0].claim and ctx.state.assumptions[0].history[-1].old.count("4.8%")
+    assert {c.old for c in ctx.state.brief_history} == {"4.8%"}
+    ok, _ = run_tool("correct_fact", {"old": "4.8%", "new": "3.4%"}, ctx)
+    assert not ok  # nothing left to correct
 
 
 def test_schemas_are_generated_from_the_models():

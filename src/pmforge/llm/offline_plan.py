@@ -179,6 +179,12 @@ def tool_calls(u: Understanding, state: SessionState, mode: str, org_context: st
             continue
         departed.add(old.name.casefold())
         calls.append(("remove_stakeholder", {"name": old.name, "reason": t.clip_words(departure.sentence, 40)}))
+        first = old.name.split()[0]
+        for other in state.problem_brief.stakeholders:
+            # The one who left must leave the others' notes too, or the brief still names them.
+            if other is not old and re.search(r"\b" + re.escape(first) + r"\b", other.notes):
+                kept = [s for s in t.sentences(other.notes) if not re.search(r"\b" + re.escape(first) + r"\b", s)]
+                calls.append(("update_stakeholder", {"name": other.name, "notes": " ".join(kept)}))
         if departure.replacement and _find_stakeholder(state, departure.replacement) is None:
             departed.add(departure.replacement.casefold())
             calls.append(("add_stakeholder", {"name": departure.replacement, "role": old.role,

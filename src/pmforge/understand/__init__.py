@@ -33,21 +33,26 @@ ARTIFACT = re.compile(
     r"|\bwrite (?:it|this|that|things) up\b|\bsend (?:it|this|that|the \w+) (?:over )?to\b"
     r"|\b(?:can i|could i|let me) (?:get|have|download|see) the (?:\w+ )?(?:brief|register|evaluation)\b", _I)
 _EVALUATE_VERB = (
-    r"(?:evaluate|assess|stress-?test|pressure-?test|poke (?:some )?holes in|kick the (?:tyres|tires) (?:on|of)|"
-    r"sanity-?check|look hard at|take a hard look at|dig into|tear apart|critique|vet|scrutini[sz]e|"
-    r"go through the risks (?:of|in)|weigh up|red-?team|grill|test drive|road-?test|challenge|interrogate|"
-    r"look (?:closely|properly|seriously) at|think through|examine|review)"
+    r"(?:evaluate|assess|stress-?test|pressure-?test|poke (?:some |a few )?holes in|kick the (?:tyres|tires) (?:on|of)|"
+    r"sanity-?check|look hard at|take a hard look at|have a hard look at|dig into|tear apart|critique|scrutini[sz]e|"
+    r"go through the risks (?:of|in)|weigh up|red-?team|test drive|road-?test|look (?:closely|properly|seriously) at|"
+    r"put (?P<paced>.{2,60}?) through (?:its|their|the) paces)"
 )
+# A request, not a description: "let's stress-test X", "can we look hard at X", or the verb opening the sentence.
 EVALUATE = re.compile(
-    r"\b(?:let'?s|can we|could we|shall we|i want to|i'?d like to|we should|help me|time to|now|ok|so|please)?\s*"
-    + _EVALUATE_VERB + r"\s+(?P<object>[^.?!;]+)", _I)
+    r"(?:^|[.!?]\s+|\b(?:let'?s|can we|could we|shall we|we should|i want to|i'?d like to|i'?d love to|help me|"
+    r"time to|need to|want to|please|now)\s+(?:also\s+|properly\s+|actually\s+|just\s+)?)"
+    + _EVALUATE_VERB + r"\s*(?P<object>[^.?!;]*)", _I)
 SHOULD_WE = re.compile(r"\b(?:should we|do we|would we|are we going to|is it worth it to)\s+(?:actually\s+|really\s+)?"
                        r"(?:build|buy|go with|license|adopt|roll out|launch|use|do)\s+(?P<object>[^.?!;,]+)", _I)
 _MODE_2 = re.compile(r"\b(?:mode 2|mode two|evaluate (?:the |a |this |our )?solution|solution evaluation|"
                      r"evaluation mode|move (?:on )?to (?:the )?solution)\b", _I)
-_SOLUTION_WORDS = re.compile(r"\b(?:tool|app|idea|option|proposal|solution|vendor|platform|system|product|approach|"
-                             r"plan|pilot|feature|assistant|bot|model|engine|scheduler|dashboard|portal|service|"
-                             r"integration|build|partner|offer|pitch|concept)s?\b", _I)
+_SOLUTION_NOUNS = (r"(?:tool|app|idea|option|proposal|solution|vendor|platform|system|product|approach|feature|"
+                   r"assistant|bot|chatbot|model|engine|scheduler|auto-?\w+|dashboard|portal|service|integration|"
+                   r"pitch|concept|device|module|add-?on|plugin|widget|workflow)s?")
+_SOLUTION_WORDS = re.compile(r"\b(?:" + _SOLUTION_NOUNS + r"|plan|pilot|build|partner|offer)\b", _I)
+_NAMED_OPTION = re.compile(r"\b(?:(?:the|our|this|that)\s+|[A-Z][\w'’]+(?:\s+[A-Z][\w'’]+)*\s+)(?:[\w'’-]+\s+){0,2}?"
+                           + _SOLUTION_NOUNS + r"\b|\b[A-Z][a-z]+[A-Z]\w+\b")
 _WRAP_UP = re.compile(r"\b(?:wrap(?:ping)? (?:it |this |things |that )?up|let'?s (?:call|mark) (?:it|this) (?:done|"
                       r"complete)|we'?re done with (?:mode|the problem|discovery)|close out (?:mode|this)|"
                       r"move (?:on )?to mode 2|next mode)\b", _I)
@@ -151,9 +156,13 @@ def evaluation_target(words: str) -> str | None:
     if _MODE_2.search(words):
         m = EVALUATE.search(words)
         return _solution_name(m.group("object")) if m and _SOLUTION_WORDS.search(m.group("object")) else ""
-    for pattern in (EVALUATE, SHOULD_WE):
+    for pattern in (SHOULD_WE, EVALUATE):
         for m in pattern.finditer(words):
-            obj = m.group("object")
+            obj = m.groupdict().get("paced") or m.group("object")
+            if re.fullmatch(r"\s*(?:it|this|that|them)\b.*", obj, _I):
+                # "poke holes in it": the option is named elsewhere in the message.
+                named = _NAMED_OPTION.search(words)
+                obj = named.group(0) if named else obj
             if _SOLUTION_WORDS.search(obj) or re.search(r"\b[A-Z][a-z]+", obj) or pattern is SHOULD_WE:
                 if re.search(r"\b(?:problem|brief|register|assumptions?|metrics?|stakeholders?|audience|"
                              r"numbers|data we have)\b", obj, _I) and not _SOLUTION_WORDS.search(obj):
@@ -168,7 +177,8 @@ def _solution_name(phrase: str) -> str:
     phrase = re.sub(r"^(?:at\s+|on\s+|in\s+|into\s+|of\s+)?(?:the|our|this|that|a|an|their|your)\s+", "",
                     phrase.strip(), flags=_I)
     phrase = re.sub(r"\s+(?:idea|option|proposal|approach|thing|one)$", "", phrase.strip(), flags=_I) or phrase
-    return t.clip_words(phrase.strip(" .?!"), 8).rstrip(" …")
+    name = t.clip_words(phrase.strip(" .?!"), 8).rstrip(" …")
+    return "" if name.lower() in ("solution", "it", "this", "that", "idea", "option", "proposal", "one") else name
 
 
 def _assumption_type(sentence: str) -> str:
@@ -259,7 +269,10 @@ def _departures(sentence: str, state: SessionState) -> list[Departure]:
         return []
     who = m.group("who")
     people = [s.name for s in state.problem_brief.stakeholders]
-    if who.lower() in ("she", "he", "they"):
+    mentioned = [p for p in people if re.search(r"\b" + re.escape(p.split()[0]) + r"\b", sentence)]
+    if who.lower() in ("she", "he", "they") and mentioned:
+        who = mentioned[0]
+    elif who.lower() in ("she", "he", "they"):
         named = [p for p in people if re.match(r"^[A-Z][a-z]+", p) and not t.ROLE_PHRASE.fullmatch(p)]
         if not named:
             return []

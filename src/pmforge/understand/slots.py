@@ -285,10 +285,12 @@ def criteria_facts(sentence: str) -> list[Fact]:
 def stakeholder_facts(sentence: str) -> list[Fact]:
     names = t.person_names(sentence) or t.lower_case_names(sentence)
     roles = t.role_phrases(sentence)
-    if not names and not roles:
+    actors = [a for a in t.actor_phrases(sentence)
+              if not any(a.lower() in n.lower() or n.lower() in a.lower() for n in names + roles)]
+    if not names and not roles and not actors:
         return []
     role_type = stakeholder_role(sentence)
-    if not names and role_type == "other" and not re.search(
+    if not names and not actors and role_type == "other" and not re.search(
             r"\b(?:stakeholders?|involved|on board|buy-?in|cares?|care about|asked|ask(?:ing|s)? for|wants?|"
             r"pushing|push(?:es|ed)? (?:for|back)|worried|nervous|sceptic\w*|skeptic\w*|keen|excited|against|"
             r"support\w*|champion\w*|sponsor\w*|veto|owns?|responsible|accountable|said|says|told|thinks?|"
@@ -303,6 +305,8 @@ def stakeholder_facts(sentence: str) -> list[Fact]:
         roles = [r for r in roles if _SPECIFIC_ROLE.search(r)]
         for role in roles[:2]:
             facts.append(Fact(slot="stakeholder", text=t.tidy(sentence), subject=role, detail=role_type))
+    for actor in actors[:3]:
+        facts.append(Fact(slot="stakeholder", text=t.tidy(sentence), subject=actor, detail=role_type))
     return facts
 
 

@@ -352,3 +352,51 @@ def role_phrases(sentence: str) -> list[str]:
             if phrase and not any(phrase.lower() in f.lower() for f in found):
                 found.append(phrase)
     return found
+
+
+# Organisational actors beyond job titles: teams, functions, partners and named vendors. PMs name them
+# as stakeholders as often as they name people ("the food bank partner", "our GPS vendor, TrakLine").
+_ACTOR_HEAD = (
+    r"(?:team|teams|department|dept|unit|office|centre|center|desk|function|committee|board|council|union|unions|"
+    r"partner|partners|vendor|vendors|supplier|suppliers|distributor|hauler|processor|lessor|regulator|shop|shops|"
+    r"agency|agencies|agents|coaches|owners|publisher|newsroom|supervisors|attendant|attendants|planners|"
+    r"schedulers|dispatchers|mechanics|technicians|techs|surgeons|nurses|teachers|adjusters|underwriters|"
+    r"handlers|reps|analysts|managers|leads|squad|group|channel|bank|insurer|landlords?|contractors?|"
+    r"processing|services|purchasing|procurement|compliance|legal|finance|marketing|sales|support|pricing|"
+    r"security|anesthesia|anaesthesia|payroll|fraud unit|siu|ceo|cfo|cto|coo|cro|cmo|founders?|it)"
+)
+_ACTOR = re.compile(
+    r"\b(?:(?:the|our|their|a|an|its|his|her|my|some)\s+)?((?:(?!(?:the|our|their|a|an|and|or|to|of|in|on|for|with|"
+    r"from|by|is|are|was|were|would|will|has|have|who|that|which|so|but|if)\b)[A-Za-z][\w&'’-]*\s+){0,2}"
+    + _ACTOR_HEAD + r")\b",
+    re.I,
+)
+_VENDOR_NAME = re.compile(
+    r"\b(?:vendor|supplier|partner|provider|platform|distributor|processor|tool|app|product|plugin)s?"
+    r"(?:\s+called|\s+named|,)?\s+((?:[A-Z][\w'’-]+)(?:\s+[A-Z][\w'’-]+)?)"
+    r"|\b([A-Z][a-z]+[A-Z]\w+)\b"  # CamelCase product names: GradeMate, VeriDoc, TrakLine
+)
+_GENERIC_ACTOR = re.compile(r"^(?:team|teams|group|channel|services|shop|support|leads|managers|partners|partner|"
+                            r"vendor|vendors|supplier|bank|processor|sales|unit|office|desk|function|board|agents|"
+                            r"analysts|reps)$", re.I)
+
+
+def actor_phrases(sentence: str) -> list[str]:
+    """Teams, functions, partners and vendors named in a sentence."""
+    found: list[str] = []
+    for m in _VENDOR_NAME.finditer(sentence):
+        name = (m.group(1) or m.group(2) or "").strip()
+        if name and name not in _NAME_STOP and name not in found:
+            found.append(name)
+    for m in _ACTOR.finditer(sentence):
+        phrase = m.group(1).strip()
+        words = phrase.split()
+        if len(words) == 1 and _GENERIC_ACTOR.match(phrase) and phrase.lower() not in ("sales", "support"):
+            continue
+        if words[0].lower() in _STOP or words[0].lower() in ("every", "all", "most", "many", "few", "both", "each"):
+            continue
+        if phrase.lower() == "it" or (phrase.lower() == "it" and not re.search(r"\bIT\b", sentence)):
+            continue
+        if not any(phrase.lower() in f.lower() or f.lower() in phrase.lower() for f in found):
+            found.append(phrase)
+    return found[:4]
