@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 
 from ..models import SessionState
+from ..tools.brief import apply_correction
 from ..understand import Understanding
 from ..understand import text as t
 from ..understand.model import Fact
-from ..understand.slots import is_solution
+from ..understand.slots import GOAL, PROBLEM_EXPLICIT, is_solution
 
 _ROLE_LABEL = {"decision_authority": "decision authority", "pain_holder": "feels the pain",
                "status_quo_beneficiary": "benefits from today's way", "execution_dependency": "has to change or deliver",
@@ -23,19 +24,24 @@ _PROBLEM_CHARS = 1100
 _AUDIENCE_CHARS = 580
 
 
-def _merge(existing: list[str], new: list[str], limit: int = 8) -> list[str]:
+def _merge(existing: list[str], new: list[str], limit: int = 10) -> list[str]:
+    """Existing items plus new ones; past the limit the oldest go first, except those that state an aim."""
     merged = list(existing)
     for item in new:
         if not any(t.overlap(item, old) >= 0.8 for old in merged):
             merged.append(item)
-    return merged[-limit:]
+    while len(merged) > limit:
+        plain = next((i for i, item in enumerate(merged) if not GOAL.search(item)), 0)
+        merged.pop(plain)
+    return merged
 
 
 def _join_within(parts: list[str], limit: int) -> str:
-    """Sentences joined, dropping the oldest after the first until the whole fits."""
+    """Sentences joined; past the limit the oldest after the first go, keeping those that name the problem."""
     parts = list(dict.fromkeys(p for p in parts if p))
     while len(" ".join(parts)) > limit and len(parts) > 2:
-        parts.pop(1)
+        drop = next((i for i in range(1, len(parts) - 1) if not PROBLEM_EXPLICIT.search(parts[i])), 1)
+        parts.pop(drop)
     return " ".join(parts)[:limit]
 
 
@@ -167,6 +173,11 @@ def tool_calls(u: Understanding, state: SessionState, mode: str, org_context: st
                turn_number: int) -> list[tuple[str, dict]]:
     """(tool name, arguments) for everything this message states, in the order a note-taker would write."""
     calls: list[tuple[str, dict]] = []
+    if u.corrections:
+        # Plan against the record as the corrections leave it, or a merged list would bring an old value back.
+        state = state.model_copy(deep=True)
+        for correction in u.corrections:
+            apply_correction(state, correction.old, correction.new, turn_number, "")
     for answer in u.probes:
         calls.append(("record_probe", {"probe": answer.probe, "evidence": t.clip_words(answer.evidence, 60)[:400]}))
     for correction in u.corrections:

@@ -27,10 +27,10 @@ SUMMARIZE = re.compile(
     r"what'?s (?:the|our) (?:status|picture)|give me the (?:gist|picture|state of play)|state of play|"
     r"take stock|what do we know so far)\b", _I)
 ARTIFACT = re.compile(
-    r"\b(?:write|draft|generate|export|produce|put together|create|send|share|download|make|prepare|give me|"
-    r"print|email|circulate|pull together|spin up|turn (?:this|it) into)\b.{0,50}?\b(?:brief|register|evaluation|"
-    r"one-?pager|write-?up|summary doc|doc(?:ument)?|report|memo|artifact|pdf|word file)\b"
-    r"|\bwrite (?:it|this|that|things) up\b|\bsend (?:it|this|that|the \w+) (?:over )?to\b"
+    r"(?<!\ba )(?<!\bthe )(?<!\bmy )\b(?:write|draft|generate|export|produce|put together|create|send|share|download|"
+    r"make|prepare|give me|print|email|circulate|pull together|spin up|turn (?:this|it) into)\b"
+    r"(?:(?!\b(?:of|from|in)\b).){0,40}?\b(?:brief|register|evaluation|one-?pager|write-?up|summary (?:doc|document)|memo)\b"
+    r"|\bwrite (?:it|this|that|things) up\b|\bsend (?:it|this|that|the (?:brief|register|evaluation)) (?:over )?to\b"
     r"|\b(?:can i|could i|let me) (?:get|have|download|see) the (?:\w+ )?(?:brief|register|evaluation)\b", _I)
 _EVALUATE_VERB = (
     r"(?:evaluate|assess|stress-?test|pressure-?test|poke (?:some |a few )?holes in|kick the (?:tyres|tires) (?:on|of)|"
@@ -72,12 +72,17 @@ _CORRECTION = re.compile(
     r"let me correct|to correct|rather than|instead of|update:|updated|revised|is now|are now|it'?s now|"
     r"now (?:it'?s|at|down to|up to|closer to)|changed to|has changed|have changed|turns out|turned out|"
     r"i was wrong|that was wrong|wrong,|not quite|no wait|wait,? no|my mistake|my bad|typo|to be precise|"
-    r"more like|closer to|nope)\b", _I)
+    r"more like|closer to|nope|misread|misremember\w*|mis-?typed|mistyped|i'?d pulled|wrong (?:report|number|"
+    r"figure|dashboard|tab|sheet)|scratch the|got (?:it|that) wrong|should have said|fix something|"
+    r"correct a number)\b"
+    r"|" + t.NUMBER.pattern + r",?\s+not\s+" + t.NUMBER.pattern, _I)
 _OLD_MARK = re.compile(r"(?:\bnot|\binstead of|\brather than|\bwas|\bwere|\bfrom|\bsaid|\bthought|\bearlier|"
-                       r"\bpreviously|\bnot the)\s*(?:the\s+|a\s+|an\s+|it'?s\s+|it was\s+)?$", _I)
+                       r"\bpreviously|\bnot the|\bscratch(?: that)?(?: the)?)\s*(?:the\s+|a\s+|an\s+|it'?s\s+|"
+                       r"it was\s+)?$", _I)
 _PHRASE_SWAP = [
-    re.compile(r"\b(?:it'?s|it is|they'?re|they are|that'?s|that is|the \w+ (?:is|are))\s+(?P<new>[\w£$€%.,' -]{2,50}?)"
-               r",?\s+not\s+(?:the\s+)?(?P<old>[\w£$€%.' -]{2,50}?)(?:[.,;!]|$)", _I),
+    re.compile(r"\b(?:it'?s|it is|they'?re|they are|that'?s|that is|is|are|was|were)\s+(?:our\s+|the\s+|an?\s+)?"
+               r"(?P<new>[\w£$€%.,' -]{2,50}?),?\s+not\s+(?:the\s+|our\s+|an?\s+)?(?P<old>[\w£$€%.' -]{2,50}?)"
+               r"(?:\s+[—–-]|[.,;!]|$)", _I),
     re.compile(r"\bnot\s+(?:the\s+)?(?P<old>[\w£$€%.' -]{2,50}?)\s*[,;—–-]+\s*(?:but|it'?s|it is|they'?re|rather)\s+"
                r"(?:the\s+)?(?P<new>[\w£$€%.' -]{2,50}?)(?:[.,;!]|$)", _I),
 ]
@@ -257,6 +262,8 @@ def _corrections(sentence: str, state: SessionState, earlier: list[str]) -> list
         m = pattern.search(sentence)
         if m:
             old, new = m.group("old").strip(" .,"), m.group("new").strip(" .,")
+            if len(new.split()) > 1 and len(old.split()) == 1 and old[:1].isupper() and new.split()[-1][:1].isupper():
+                new = new.split()[-1]  # "it's Rosa Delgado, not Salgado": the surname is what changes
             if old.lower() != new.lower() and any(old.lower() in s.lower() for s in earlier):
                 corrections.append(Correction(old=old, new=new, sentence=sentence))
                 break
@@ -350,17 +357,22 @@ def _read(words: str, state: SessionState, mode: str, filler: bool) -> Understan
     facts_by_sentence: list[list[Fact]] = []
     for sentence in all_sentences:
         asks_evaluation = intent == "evaluate" and evaluation_target(sentence) is not None
-        if sentence.rstrip().endswith("?") or t.is_meta(sentence) or intent in ("summarize", "artifact") \
-                or asks_evaluation:
+        if sentence.rstrip().endswith("?") or t.is_meta(sentence) or intent in ("summarize", "artifact"):
             facts_by_sentence.append([])
             continue
         hedge = _hedge(sentence)
         if hedge:
             result.hedges.append(hedge)
         result.status_changes += _status_changes(sentence, state)
-        result.corrections += _corrections(sentence, state, earlier)
+        corrections = _corrections(sentence, state, earlier)
+        result.corrections += corrections
         result.departures += _departures(sentence, state)
-        facts = _sentence_facts(sentence, effective_mode)
+        # A correction restates an old fact; it fixes the record instead of adding to it.
+        facts = [] if corrections else _sentence_facts(sentence, effective_mode)
+        if asks_evaluation:
+            # The request names the option and often describes it; it is not yet evidence about it.
+            facts = [f for f in facts if f.slot in ("stakeholder", "audience", "problem")]
+            facts.append(Fact(slot="solution", text=t.tidy(sentence)))
         facts_by_sentence.append(facts)
         result.facts += facts
     if intent == "evaluate":

@@ -48,6 +48,7 @@ AUDIENCE = re.compile(
     r"the (?:people|ones|folks|users?) who|who (?:has|have|feels?|feel|hits?|suffers?) (?:this|the|it)|"
     r"(?:the )?(?:main|primary|core|key) (?:users?|customers?|audience|group)|end[- ]users?)\b"
     r"|\b\d[\d,.]*\s?(?:k\s)?(?:\+\s)?(?:[a-z-]+\s){0,2}" + _PEOPLE_NOUN + r"\b"
+    r"|\b(?:the )?(?:users?|customers?|audience|end[- ]users?) (?:would be|will be|are|is)\b|\bused by\b"
     r"|\b(?:all|every|our|the)\s+(?:[a-z-]+\s){0,2}" + _PEOPLE_NOUN
     + r"\s+(?:who|that|in|at|across|with)\b",
     _I,
@@ -102,7 +103,8 @@ STOP_IF = re.compile(
     r"stop (?:the|it|this)|no[- ]go|not (?:worth|proceed|go ahead|continue|roll)|won'?t (?:proceed|go ahead|roll|"
     r"continue|fund|bother)|wouldn'?t (?:proceed|go ahead|roll|continue|fund|bother)|don'?t (?:proceed|go ahead|"
     r"roll|continue|fund|bother)|not worth (?:it|doing|pursuing|the)|isn'?t worth|deal-?breakers?|red lines?|"
-    r"show-?stoppers?|hard no|bin (?:it|the)|call it off|back out|park (?:it|this)|rethink)\b"
+    r"show-?stoppers?|hard no|bin (?:it|the)|call it off|back out|park (?:it|this)|rethink|"
+    r"(?:i'?d|we'?d|we|i) (?:would |should |will )?(?:stop|kill|scrap|shut|drop|pause)\b|recommend (?:we )?stop)\b"
     r"|\bunless\b",
     _I,
 )
@@ -110,6 +112,7 @@ PROCEED_IF = re.compile(
     r"\b(?:go ahead|proceed|roll (?:it )?out|scale (?:it|up|out)|expand|fund (?:it|the|a)|green-?light|invest|"
     r"worth (?:it|doing|pursuing|building|the investment)|justify|justifies|make the case|go[- ]decision|"
     r"go/no-?go|greenlit|sign off on|commit to|move forward|keep going|double down|we'?re in|count (?:it )?as "
+    r"(?:a )?(?:win|success)|roll (?:it )?(?:out )?to|rolls? to all|extend (?:it )?to|scale to|"
     r"(?:a )?(?:win|success)|call (?:it )?(?:a )?(?:win|success)|that'?s a (?:win|success|go)|would be a yes|"
     r"i'?d be happy|i'?d be convinced|enough to)\b",
     _I,
@@ -209,7 +212,8 @@ VALIDATION = re.compile(
     r"\b(?:pilot\w*|trial\w*|experiment\w*|a/?b[- ]test\w*|split test|fake[- ]door|concierge|wizard[- ]of[- ]oz|"
     r"prototype test\w*|smoke test|(?<!stress[- ])(?<!pressure[- ])(?<!road[- ])test (?:it|this|the|with|in|on|whether|if)|run (?:it|a|this) (?:in|at|with|for|"
     r"on)|try (?:it|this) (?:in|at|with|for|on)|mvp|beta|proof of concept|poc|spike|shadow mode|side[- ]by[- ]side|"
-    r"dry run|soft launch|limited rollout|in (?:\w+ |\d+ )?(?:stores|sites|clinics|branches|schools|depots|"
+    r"dry run|soft launch|limited rollout|cheapest (?:test|way)|riskiest assumption|pass (?:if|mark|criteria)|"
+    r"fail (?:if|criteria)|in (?:\w+ |\d+ )?(?:stores|sites|clinics|branches|schools|depots|"
     r"wards|regions) (?:for|over)|validate\w*)\b",
     _I,
 )
@@ -243,8 +247,16 @@ def _has_quantity(sentence: str) -> bool:
     return bool(t.QUANTITY.search(sentence))
 
 
+_LABEL = re.compile(r"^\W*(?:(?:the|my|our)\s+)?(leading|lagging|anti-?metric|guardrail|north star|counter-?metric)"
+                    r"(?:\s+(?:indicator|metric|outcome|signal))?s?\s*(?:[:—–-]|is\b|would be\b)", _I)
+_LABEL_SLOTS = {"leading": "metric_leading", "lagging": "metric_lagging", "north star": "metric_lagging"}
+
+
 def metric_facts(sentence: str) -> list[Fact]:
     """Numbers with a measure, or an outcome the PM wants moved, or a guardrail."""
+    label = _LABEL.search(sentence)
+    if label:  # "Lagging: second visits from 38% to under 20%" says outright which list it belongs in
+        return [Fact(slot=_LABEL_SLOTS.get(label.group(1).lower(), "metric_anti"), text=t.tidy(sentence))]
     anti = ANTI.search(sentence)
     measured = _MEASURE.search(sentence)
     quantity = _has_quantity(sentence)
@@ -290,7 +302,8 @@ def stakeholder_facts(sentence: str) -> list[Fact]:
     if not names and not roles and not actors:
         return []
     role_type = stakeholder_role(sentence)
-    if not names and not actors and role_type == "other" and not re.search(
+    specific = [r for r in roles if _SPECIFIC_ROLE.search(r)]
+    if not names and not actors and not specific and role_type == "other" and not re.search(
             r"\b(?:stakeholders?|involved|on board|buy-?in|cares?|care about|asked|ask(?:ing|s)? for|wants?|"
             r"pushing|push(?:es|ed)? (?:for|back)|worried|nervous|sceptic\w*|skeptic\w*|keen|excited|against|"
             r"support\w*|champion\w*|sponsor\w*|veto|owns?|responsible|accountable|said|says|told|thinks?|"

@@ -331,6 +331,9 @@ def lower_case_names(sentence: str) -> list[str]:
     for m in re.finditer(r"(?:" + _ROLE_PHRASE + r")\s*,?\s+([a-z]{3,12})\b(?=\s*(?:,|\(|\s[a-z]+(?:s|ed)\b|$))",
                          sentence):
         found.append(m.group(m.lastindex))
+    for m in re.finditer(r"\b([a-z]{3,12})(?: [a-z]{2,15})?\s*\([a-z .&/-]{2,30}\)\s*(?:owns|signs|runs|leads|wants|"
+                         r"says|is|has|will|would|decides|approves)\b", sentence):
+        found.append(m.group(1))
     words = {w for w in found if w not in _STOP and w not in _COMMON_LOWER and not w.endswith(("ed", "ing"))}
     return [w.title() for w in dict.fromkeys(found) if w in words]
 
@@ -363,7 +366,7 @@ _ACTOR_HEAD = (
     r"schedulers|dispatchers|mechanics|technicians|techs|surgeons|nurses|teachers|adjusters|underwriters|"
     r"handlers|reps|analysts|managers|leads|squad|group|channel|bank|insurer|landlords?|contractors?|"
     r"processing|services|purchasing|procurement|compliance|legal|finance|marketing|sales|support|pricing|"
-    r"security|anesthesia|anaesthesia|payroll|fraud unit|siu|ceo|cfo|cto|coo|cro|cmo|founders?|it)"
+    r"security|anesthesia|anaesthesia|payroll|fraud unit|siu|ceo|cfo|cto|coo|cro|cmo|founders?|ops|it)"
 )
 _ACTOR = re.compile(
     r"\b(?:(?:the|our|their|a|an|its|his|her|my|some)\s+)?((?:(?!(?:the|our|their|a|an|and|or|to|of|in|on|for|with|"
