@@ -297,8 +297,10 @@ def criteria_facts(sentence: str) -> list[Fact]:
 def stakeholder_facts(sentence: str) -> list[Fact]:
     names = t.person_names(sentence) or t.lower_case_names(sentence)
     roles = t.role_phrases(sentence)
+    name_words = {w.lower().strip("'’s") for n in names for w in n.split()}
     actors = [a for a in t.actor_phrases(sentence)
-              if not any(a.lower() in n.lower() or n.lower() in a.lower() for n in names + roles)]
+              if not any(a.lower() in n.lower() or n.lower() in a.lower() for n in names + roles)
+              and not name_words & {w.lower().replace("'s", "").replace("’s", "") for w in a.split()}]
     if not names and not roles and not actors:
         return []
     role_type = stakeholder_role(sentence)
@@ -370,7 +372,8 @@ def risk_facts(sentence: str) -> list[Fact]:
     negative, positive = len(NEGATIVE.findall(sentence)), len(POSITIVE.findall(sentence))
     side = "against" if negative >= positive else "for"
     explicit = re.search(r"\b(value|usability|feasibility|viability|technical|business|adoption|cost|legal|"
-                         r"commercial|ux|data)\s+risk\b", sentence, _I)
+                         r"commercial|ux|data)\s+risk\b", sentence, _I) or re.match(
+        r"^\W*(?:on\s+)?(value|usability|feasibility|viability)\s*(?:[:—–-]|risk\b|,)", sentence, _I)
     if explicit:
         dim = {"technical": "feasibility", "data": "feasibility", "business": "viability", "cost": "viability",
                "legal": "viability", "commercial": "viability", "adoption": "value", "ux": "usability"}.get(

@@ -278,7 +278,7 @@ _NAME_STOP = frozenset(
     Dear Hi Hello Re Fwd Subject From To Cc Sent""".split()
 )
 # A capitalised word (or two) that reads as a person: "Maria", "Maria Lopez", "Dr. Shah", "O'Neill".
-_CAP_NAME = r"(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z][a-z]+(?:[-'’][A-Z]?[a-z]+)?(?:\s+[A-Z][a-z]+(?:[-'’][A-Z]?[a-z]+)?)?"
+_CAP_NAME = r"(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z][a-z]+(?:[-'’][A-Z][a-z]+)?(?:\s+[A-Z][a-z]+(?:[-'’][A-Z][a-z]+)?)?"
 _PERSON_VERB = (r"(?:says|said|thinks|thought|wants|wanted|asked|asks|told|tells|agreed|agrees|approves|approved|"
                 r"signs|signed|owns|owned|runs|ran|leads|led|manages|managed|heads|headed|hates|hated|loves|"
                 r"complained|complains|pushed|pushes|worries|is worried|was worried|decides|decided|sponsors|"
@@ -292,7 +292,8 @@ _NAME_IN_CONTEXT = [
     # "our CFO, Dan Brown" / "the VP of Stores, Maria" / "CFO Dan"
     re.compile(r"(?i:" + _ROLE_PHRASE + r")\s*,?\s+(" + _CAP_NAME + r")\b"),
     # "Maria's the one who…", "Maria's team"
-    re.compile(r"\b(" + _CAP_NAME + r")['’]s\s+(?:the one|team|group|org|department|call|decision|budget|sign-?off)\b"),
+    re.compile(r"\b(" + _CAP_NAME + r")['’]s\s+(?:the one|(?:[\w-]+\s+){0,2}(?:team|group|org|department|call|"
+               r"decision|budget|sign-?off|reporting))\b"),
     # "Maria says…", "Priya leads it now"
     re.compile(r"\b(" + _CAP_NAME + r")\s+(?:" + _PERSON_VERB + r")\b"),
     # "talked to Maria", "according to Maria", "ask Maria"
@@ -384,6 +385,10 @@ _GENERIC_ACTOR = re.compile(r"^(?:team|teams|group|channel|services|shop|support
                             r"analysts|reps)$", re.I)
 
 
+_FUNCTION_NOUNS = frozenset("sales support finance marketing pricing security compliance legal purchasing "
+                            "procurement payroll services processing".split())
+
+
 def actor_phrases(sentence: str) -> list[str]:
     """Teams, functions, partners and vendors named in a sentence."""
     found: list[str] = []
@@ -396,6 +401,8 @@ def actor_phrases(sentence: str) -> list[str]:
         words = phrase.split()
         if len(words) == 1 and _GENERIC_ACTOR.match(phrase) and phrase.lower() not in ("sales", "support"):
             continue
+        if len(words) > 1 and words[-1].lower() in _FUNCTION_NOUNS:
+            continue  # "bakery sales", "customer support": a number or a service, not a group of people
         if words[0].lower() in _STOP or words[0].lower() in ("every", "all", "most", "many", "few", "both", "each"):
             continue
         if phrase.lower() == "it" or (phrase.lower() == "it" and not re.search(r"\bIT\b", sentence)):
