@@ -217,6 +217,10 @@ def cmd_bench(args) -> int:
         from .bench.soak import bench_soak
 
         figures = bench_soak(turns=args.turns or 1000, operations=args.ops)
+    elif args.what == "understand":
+        from .bench.understand import bench_understand
+
+        figures = bench_understand(Path(args.dir))
     elif args.what == "latency":
         from .bench.latency import bench_latency
 
@@ -357,7 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_brief)
 
     p = sub.add_parser("bench", help="print performance figures")
-    p.add_argument("what", choices=["ingest", "prompt", "recall", "latency", "rerun", "soak"])
+    p.add_argument("what", choices=["ingest", "prompt", "recall", "latency", "rerun", "soak", "understand"])
+    p.add_argument("--dir", default="benchmarks/sessions/dev", help="understand: a folder of discovery sessions")
     p.add_argument("--words", type=int, default=15_000, help="ingest: size of the generated report")
     p.add_argument("--turns", type=int,
                    help="prompt (100), recall (360), latency (1000), rerun (300), soak (1000): session length")

@@ -271,8 +271,13 @@ def acknowledge(name: str, args: dict, result: str) -> str:
     if name == "update_target_audience":
         return f"Audience: “{t.clip_words(a.get('target_audience', ''), 35)}”"
     if name == "update_success_metrics":
-        labels = {"leading": "Leading indicator", "lagging": "Lagging outcome", "anti_metrics": "Anti-metric"}
-        return "; ".join(f"{labels[k]}: {t.clip_words(v[-1], 25)}" for k, v in a.items() if v and k in labels)
+        labels = {"leading": "leading indicator", "lagging": "lagging outcome", "anti_metrics": "anti-metric"}
+        by_text: dict[str, list[str]] = {}
+        for key, values in a.items():
+            if values and key in labels:
+                by_text.setdefault(t.clip_words(values[-1], 25).rstrip("."), []).append(labels[key])
+        # One sentence that sets a target and its guardrail is shown once, with both labels.
+        return "; ".join(f"{' and '.join(names).capitalize()}: {text}" for text, names in by_text.items())
     if name == "add_decision_criterion":
         if result.startswith("Already"):
             return ""

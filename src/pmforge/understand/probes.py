@@ -137,7 +137,7 @@ def _sentence_score(pid: str, sentence: str, facts: list[Fact]) -> float:
         if fact.slot == "stakeholder" and _ROLE_PROBES.get(fact.detail.split("|")[0]) == pid:
             score += 0.5
         if fact.slot == "problem" and pid == "solution_problem_separation":
-            score += 0.5
+            score += 1.0
         if fact.slot == "solution" and pid == "solution_problem_fit":
             score += 0.5
     if pid == "solution_problem_separation" and _INTENTION.search(sentence):
