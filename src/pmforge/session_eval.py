@@ -343,9 +343,10 @@ def _items(value: Any, source: str, key: str) -> list[list[str]]:
 # ---------------------------------------------------------------- playing sessions
 
 
-def play(project, session: Session) -> tuple[dict[int, int], list[float], list[dict]]:
+def play(project, session: Session, before_turn=None) -> tuple[dict[int, int], list[float], list[dict]]:
     """Run every row through the real code. Returns saved turn number -> PM turn, user-turn seconds,
-    and what each upload did (a failed upload is reported, not fatal: it may be the point of the test)."""
+    and what each upload did (a failed upload is reported, not fatal: it may be the point of the test).
+    `before_turn(project, message)`, if given, runs before each PM turn and outside its timing."""
     from .ingest.pipeline import ingest_file
     from .turn.orchestrator import run_turn
 
@@ -358,6 +359,8 @@ def play(project, session: Session) -> tuple[dict[int, int], list[float], list[d
             result = ingest_file(project, path.name, path.read_bytes())
             uploads.append({"file": row["upload"], "ok": result.ok, "message": result.message})
             continue
+        if before_turn is not None:
+            before_turn(project, row["user"])
         started = time.perf_counter()
         record = run_turn(project, row["user"])
         times.append(time.perf_counter() - started)

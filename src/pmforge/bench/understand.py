@@ -9,35 +9,28 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..ingest.pipeline import ingest_file
 from ..project import Project, Services
-from ..session_eval import find_sessions
-from ..turn.orchestrator import run_turn
-from ..turn.render import own_words
-from ..turn.route import is_filler
-from ..understand import understand
+from ..session_eval import find_sessions, play
+from ..turn.route import read_message
 from .figures import percentile, scratch_projects
 
 
 def bench_understand(folder: Path) -> dict:
     understanding_ms: list[float] = []
-    turn_ms: list[float] = []
+    turn_s: list[float] = []
+
+    def timed_understanding(project: Project, message: str) -> None:
+        state = project.state()
+        started = time.perf_counter()
+        read_message(message, state)
+        understanding_ms.append((time.perf_counter() - started) * 1000)
+
     with scratch_projects("forge-bench-understand-"):
         services = Services.from_settings()
         for session in find_sessions(folder):
-            project = Project.create(services, session.name)
-            for row in session.rows:
-                if "upload" in row:
-                    ingest_file(project, row["upload"], (session.folder / row["upload"]).read_bytes())
-                    continue
-                message = row["user"]
-                state = project.state()
-                started = time.perf_counter()
-                understand(own_words(message), state, filler=is_filler(message))
-                understanding_ms.append((time.perf_counter() - started) * 1000)
-                started = time.perf_counter()
-                run_turn(project, message)
-                turn_ms.append((time.perf_counter() - started) * 1000)
+            _, times, _ = play(Project.create(services, session.name), session, before_turn=timed_understanding)
+            turn_s += times
+    turn_ms = [s * 1000 for s in turn_s]
     return {
         "messages": len(understanding_ms),
         "understanding_ms": {"p50": round(percentile(understanding_ms, 50), 2),

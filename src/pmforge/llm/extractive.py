@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ..understand.text import clip_words
+
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _MD_NOISE = re.compile(r"[*_`>#|]+")
 
@@ -18,10 +20,6 @@ def sentences(text: str) -> list[str]:
         out += [s.strip() for s in _SENTENCE.split(flat) if len(s.strip()) > 2]
     return out
 
-
-def clip_words(text: str, words: int) -> str:
-    parts = text.split()
-    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
 
 
 def questions_in(text: str, max_words: int = 40) -> str:

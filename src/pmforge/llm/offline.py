@@ -16,7 +16,8 @@ from itertools import count
 
 from ..knowledge import MODE_ORDER, find_pattern, find_probe
 from ..models import RoutingDecision, SessionState
-from ..understand import Understanding, understand
+from ..turn.render import own_words
+from ..understand import Understanding, filled_slots
 from ..understand import text as t
 from . import extractive, offline_plan
 from .base import LLM, ChatRequest, ChatResponse, ToolUse
@@ -106,12 +107,11 @@ class OfflineLLM(LLM):
         ctx = request.context
         state: SessionState = ctx.state if ctx.state is not None else SessionState()
         d = ctx.decision
-        from ..turn.render import own_words
-        from ..turn.route import is_filler
+        from ..turn.route import read_message  # late: the router imports this package
 
+        u = read_message(ctx.user_message, state)  # the router's own reading, from its cache
         words = own_words(ctx.user_message)  # a long paste is material, never a source of tool calls
-        filler = is_filler(ctx.user_message) or not words
-        u = understand(words, state, filler=filler)
+        filler = u.intent == "filler"
         last = request.messages[-1]["content"]
         if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
             # Second round: the tools have run; tell the PM what was recorded, then ask.
@@ -206,8 +206,6 @@ def _grounding(ctx, state: SessionState, u: Understanding) -> list[str]:
     if ctx.conversations and u.intent not in ("summarize", "artifact", "filler"):
         already = _quoted_turns(state)
         for earlier in sorted(ctx.conversations, key=lambda x: -x.score):
-            from ..turn.render import own_words
-
             said = extractive.sentences(own_words(earlier.user))
             if not said or earlier.turn_number in already:
                 continue
@@ -237,29 +235,6 @@ _SLOT_QUESTIONS = [
 ]
 
 
-def _filled(state: SessionState, u: Understanding) -> set[str]:
-    brief, metrics = state.problem_brief, state.problem_brief.success_metrics
-    have = {f.slot for f in u.facts}
-    for slot, present in (("metric_leading", metrics.leading), ("metric_lagging", metrics.lagging),
-                          ("metric_anti", metrics.anti_metrics), ("do_not_proceed_if",
-                                                                  brief.decision_criteria.do_not_proceed_if),
-                          ("proceed_if", brief.decision_criteria.proceed_if), ("problem", brief.problem_statement),
-                          ("audience", brief.target_audience)):
-        if present:
-            have.add(slot)
-    if any(s.role == "decision_authority" for s in brief.stakeholders) or any(
-            f.slot == "stakeholder" and f.detail.startswith("decision_authority") for f in u.facts):
-        have.add("decision_authority")
-    for dim in ("value", "usability", "feasibility", "viability"):
-        if getattr(state.solution_evaluation, f"{dim}_risk").level != "unknown":
-            have.add(f"{dim}_risk")
-    if state.solution_evaluation.build_vs_buy.recommendation != "undecided":
-        have.add("build_vs_buy")
-    if state.solution_evaluation.validation_plan.approach:
-        have.add("validation")
-    return have
-
-
 _GAPS_MODE_1 = [
     ("problem", "In a sentence or two, what is going wrong today, and for whom?"),
     ("audience", "Who exactly has this problem, and roughly how many of them are there?"),
@@ -286,7 +261,7 @@ def _recently_asked(state: SessionState, turns: int = 8) -> str:
 def _questions(ctx, state: SessionState, u: Understanding) -> str:
     d = ctx.decision
     mode = d.mode
-    filled = _filled(state, u)
+    filled = filled_slots(state, u)
     recent = _recently_asked(state)
     just_answered = {p.probe for p in u.probes}
     probe = find_probe(d.next_probe) if d.next_probe else None

@@ -265,7 +265,7 @@ def acknowledge(name: str, args: dict, result: str) -> str:
     if name == "remove_stakeholder":
         return f"{a.get('name')} taken off the stakeholder list (kept in the history)"
     if name == "correct_fact":
-        return result.replace("Corrected", "Corrected").rstrip(".") + " (the old value stays in the history)"
+        return result.rstrip(".") + " (the old value stays in the history)"
     if name == "update_problem_statement":
         return f"Problem statement now reads: “{t.clip_words(a.get('problem_statement', ''), 45)}”"
     if name == "update_target_audience":

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 import re
 
 from ..models import BriefChange, SessionState, Stakeholder, StakeholderRole
+from .assumptions import record_change
 from .base import Tool, ToolContext, ToolError
 
 
@@ -135,8 +136,6 @@ def apply_correction(state: SessionState, old: str, new: str, turn: int, reason:
         setattr(state, name, type(model).model_validate(fixed))
     for a in state.assumptions:
         if not a.retired and fix(a.claim) != a.claim:
-            from .assumptions import record_change
-
             record_change(a, turn, "claim", a.claim, fix(a.claim), reason or f"corrected {old} → {new}")
             a.claim = fix(a.claim)
             changed.append(f"register.{a.id}")

@@ -20,7 +20,7 @@ from ..knowledge import MODE_ORDER, catalogue_text, find_pattern, find_probe, pa
 from ..llm.base import LLM, ChatRequest, SystemBlock, ToolSpec, model_schema
 from ..models import ProjectState, RoutingDecision, SessionState
 from ..tools import guard
-from ..understand import Understanding, evaluation_target, understand
+from ..understand import Understanding, evaluation_target, filled_slots, understand
 from . import render
 
 log = logging.getLogger(__name__)
@@ -81,24 +81,17 @@ def choose_probe(state: SessionState, mode: str, satisfied: set[str], max_asks: 
 
 def skeleton_ready(state: SessionState, mode: str, understood: Understanding) -> bool:
     """A mode completes on its own only when its skeleton has content, not just when probes are ticked."""
-    new = {f.slot for f in understood.facts}
+    filled = filled_slots(state, understood)
     if mode == "mode_1":
-        brief = state.problem_brief
-        metrics = brief.success_metrics
-        has_problem = bool(brief.problem_statement) or "problem" in new
-        has_metric = bool(metrics.leading or metrics.lagging or metrics.anti_metrics) or bool(
-            new & {"metric_leading", "metric_lagging", "metric_anti"})
-        return has_problem and has_metric
-    evaluation = state.solution_evaluation
-    rated = sum(1 for dim in ("value", "usability", "feasibility", "viability")
-                if getattr(evaluation, f"{dim}_risk").level != "unknown" or f"{dim}_risk" in new)
-    return bool(evaluation.solution_name or understood.solution_name) and rated >= 2
+        return "problem" in filled and bool(filled & {"metric_leading", "metric_lagging", "metric_anti"})
+    rated = sum(1 for dim in ("value", "usability", "feasibility", "viability") if f"{dim}_risk" in filled)
+    return bool(state.solution_evaluation.solution_name or understood.solution_name) and rated >= 2
 
 
-def read_message(inputs: RouteInputs) -> Understanding:
+def read_message(message: str, state: SessionState) -> Understanding:
     """The PM's own words this turn, understood (cached: Phase B reads the same result)."""
-    words = render.own_words(inputs.message)
-    return understand(words, inputs.state, filler=is_filler(inputs.message) or not words)
+    words = render.own_words(message)
+    return understand(words, state, filler=is_filler(message) or not words)
 
 
 def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
@@ -106,7 +99,7 @@ def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
     mode = state.active_mode
     lowered = message.lower()
     filler = is_filler(message)
-    understood = read_message(inputs)
+    understood = read_message(message, state)
     query = "" if filler else message[:settings.retrieval_query_chars]
     if mode == "mode_1" and understood.intent == "evaluate":
         satisfied = {p.probe for p in understood.probes}
@@ -125,10 +118,9 @@ def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
         1 for t in state.turns if t.number > state.routing.last_synthesis_turn and not is_filler(t.user)
     )
     no_search = understood.intent in ("summarize", "artifact", "meta", "wrap_up", "question_method")
-    all_done = not [p for p in MODE_ORDER[mode] if p not in satisfied]
     # Completing once is enough: later turns refine the brief instead of regenerating it every turn.
     if mode not in state.routing.completed_modes and (
-            understood.intent == "wrap_up" or (all_done and skeleton_ready(state, mode, understood))):
+            understood.intent == "wrap_up" or (next_probe is None and skeleton_ready(state, mode, understood))):
         action, reason = "complete_mode", ("The PM asked to wrap up." if understood.intent == "wrap_up"
                                            else "Every probe of this mode is answered and the skeleton has content.")
     elif understood.intent == "summarize" or (

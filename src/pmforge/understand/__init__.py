@@ -382,6 +382,28 @@ def _read(words: str, state: SessionState, mode: str, filler: bool) -> Understan
     return result
 
 
+def filled_slots(state: SessionState, u: Understanding) -> set[str]:
+    """The skeleton slots that have content once this message is taken into account."""
+    brief, metrics, evaluation = state.problem_brief, state.problem_brief.success_metrics, state.solution_evaluation
+    have = {f.slot for f in u.facts}
+    for slot, present in (("metric_leading", metrics.leading), ("metric_lagging", metrics.lagging),
+                          ("metric_anti", metrics.anti_metrics),
+                          ("do_not_proceed_if", brief.decision_criteria.do_not_proceed_if),
+                          ("proceed_if", brief.decision_criteria.proceed_if), ("problem", brief.problem_statement),
+                          ("audience", brief.target_audience),
+                          ("build_vs_buy", evaluation.build_vs_buy.recommendation != "undecided"),
+                          ("validation", evaluation.validation_plan.approach)):
+        if present:
+            have.add(slot)
+    if any(s.role == "decision_authority" for s in brief.stakeholders) or any(
+            f.slot == "stakeholder" and f.detail.startswith("decision_authority") for f in u.facts):
+        have.add("decision_authority")
+    for dim in ("value", "usability", "feasibility", "viability"):
+        if getattr(evaluation, f"{dim}_risk").level != "unknown":
+            have.add(f"{dim}_risk")
+    return have
+
+
 @lru_cache(maxsize=2)
 def _probe_ids(mode: str) -> list[str]:
     from ..knowledge import MODE_ORDER
@@ -390,4 +412,4 @@ def _probe_ids(mode: str) -> list[str]:
 
 
 __all__ = ["Correction", "Departure", "Fact", "Hedge", "ProbeAnswer", "StatusChange", "Understanding",
-           "evaluation_target", "sentences", "understand"]
+           "evaluation_target", "filled_slots", "sentences", "understand"]
