@@ -65,20 +65,29 @@ class Settings(BaseSettings):
     # --- retrieval ---
     document_retriever: Literal["vector", "bm25", "hybrid"] = "hybrid"
     conversation_retriever: Literal["vector", "bm25", "hybrid"] = "hybrid"
-    # A section is offered to the model only if it clears one of these (calibrated on benchmarks/eval
-    # with all-MiniLM-L6-v2: answerable questions scored >= 0.39 but one, off-topic ones <= 0.36).
-    min_similarity: float = 0.30
-    min_keyword_coverage: float = 0.5  # share of the query's IDF mass a passage must hold to count on keywords
-    fusion: Literal["rrf", "score"] = "score"  # chosen by forge eval on benchmarks/eval (see README)
+    # A passage is offered to the model only if it clears one of these. Off-topic questions score below
+    # 0.25 on public and own corpora with all-MiniLM-L6-v2; the keyword floor catches codes and names.
+    min_similarity: float = 0.25
+    min_similarity_follow: float = 0.20  # once one passage clears the floor, others this similar may join it
+    min_keyword_coverage: float = 0.35  # share of the query's IDF mass a passage must hold to count on keywords
+    # Hybrid fusion: "rrf" (reciprocal rank), "score" (scores / each list's best) or "minmax" (scores rescaled
+    # between each list's worst and best candidate). Chosen by forge eval --as-turn (see README).
+    fusion: Literal["rrf", "score", "minmax"] = "minmax"
     rrf_k: int = 60
+    fusion_depth: int = 40  # "minmax" rescales between the best and the 40th candidate of each list
     vector_weight: float = 1.0
     keyword_weight: float = 1.0
-    leaf_candidates: int = 12  # leaf windows fetched before deduplicating by parent
-    document_parents: int = 4
-    conversation_candidates: int = 8
-    conversation_turns: int = 3
+    leaf_candidates: int = 80  # leaf windows fetched from each retriever before packing passages
+    document_passages: int = 16  # distinct passages shown at most (the budget usually binds first)
+    section_whole_tokens: int = 400  # a section this small is shown whole; a longer one as matched passages
+    passage_context_tokens: int = 60  # whole sentences added around a matched window, for context
+    conversation_candidates: int = 50  # passages fetched from each retriever before grouping by turn
+    conversation_turns: int = 12  # earlier turns shown at most (the budget usually binds first)
+    supersede_ratio: float = 0.25  # a later restatement scoring this share of an earlier one (fused) outranks it
+    supersede_overlap: float = 0.5  # share of the shorter message's words two turns must share to be restatements
     recent_turns: int = 3  # always-on conversational window
     probe_boost: float = 0.1  # relative score bonus for earlier turns of the active probe
+    turn_side_whole_tokens: int = 120  # a side of an earlier turn this short is shown whole; longer, around the match
 
     # --- the turn ---
     tool_loop_max_rounds: int = 4
@@ -93,15 +102,28 @@ class Settings(BaseSettings):
     phase_a_routing_context: int = 150
     phase_a_recent_turns: int = 300
     phase_a_message: int = 250
-    phase_b_budget: int = 12000
+    phase_b_budget: int = 12000  # every round of the tool loop, not just the first (turn/fit.py enforces it)
+    # Round 1 is fitted to phase_b_budget minus this, for what a tool round appends: the assistant's
+    # text and tool calls plus the tool results. 1,000 covers a typical round (a short note and a few
+    # calls, ~300-600 tokens, results ~35 each), so round 2 usually goes out with the same context the
+    # model just read. A round near the 1,500-token output cap is not reserved for on every turn (that
+    # would cost every heavy turn 1,500 tokens of context for a rare case): before such a round the
+    # loop re-trims the retrieved sections, which costs no cache — only the static prefix is cached.
+    phase_b_round_reserve: int = 1000
+    # Floors when fitting Phase B: a retrieved section or earlier turn is dropped rather than cut below
+    # these (a 300-token span still holds a finding and its numbers), and the last exchange, the one the
+    # PM's message answers, keeps at least this much of each side.
+    fit_document_min_tokens: int = 300
+    fit_turn_min_tokens: int = 200
+    fit_recent_min_tokens: int = 120
     budget_context_block: int = 600
     budget_assumptions: int = 1500
     budget_skeleton: int = 800
     budget_routing_context: int = 500
     budget_recent_turns: int = 1500
     budget_probe: int = 800
-    budget_documents: int = 4000
-    budget_conversations: int = 2000
+    budget_documents: int = 3000
+    budget_conversations: int = 1000
 
     def projects_root(self) -> Path:
         return Path(self.projects_dir).expanduser()

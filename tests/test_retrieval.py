@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pmforge.ingest.pipeline import delete_file, ingest_file
 from pmforge.project import Project
-from pmforge.retrieval import Query, find_sections, find_turns, fuse
+from pmforge.retrieval import Query, find_parents, find_turns, fuse
 from pmforge.store.keyword import tokenize
 from pmforge.turn.orchestrator import run_turn
 
@@ -33,7 +33,7 @@ def _doc() -> bytes:
 
 
 def _ranked(project: Project, question: str, retriever: str, k: int = 2) -> list[str]:
-    sections = find_sections(project.store, Query(question, project.services.embedder), k, retriever, project.settings)
+    sections = find_parents(project.store, Query(question, project.services.embedder), k, retriever, project.settings)
     assert all(" / " not in s.section for s in sections)  # no merged parents in this document
     return [s.section.split(" > ")[-1] for s in sections]
 

@@ -14,7 +14,7 @@ from pmforge.cli import main as forge
 from pmforge.errors import ForgeError
 from pmforge.ingest.pipeline import delete_file, ingest_file, reindex
 from pmforge.project import Project, Services
-from pmforge.retrieval import Query, find_sections, find_turns
+from pmforge.retrieval import Query, find_parents, find_turns
 from pmforge.store.collections import CONVERSATIONS, DOCUMENTS, EmbedderMismatch, ProjectStore
 from pmforge.turn.orchestrator import run_turn
 
@@ -55,7 +55,7 @@ def _query(project: Project, text: str) -> Query:
 
 
 def sections(project: Project, text: str):
-    return find_sections(project.store, _query(project, text), 4, "hybrid", project.settings)
+    return find_parents(project.store, _query(project, text), 4, "hybrid", project.settings)
 
 
 def test_documents_are_stored_searched_and_deleted(backend: Services):
@@ -67,8 +67,8 @@ def test_documents_are_stored_searched_and_deleted(backend: Services):
     assert hits and hits[0].filename == "notes.md"
     converted = project.ws.converted_path("notes.md").read_text()
     assert hits[0].text == converted[hits[0].start : hits[0].end]  # offsets are exact on either backend
-    keyword = project.store.keyword_parents("ZX-42", 4)
-    assert keyword and keyword[0][0] == hits[0].id
+    keyword = project.store.keyword_windows("ZX-42", 4)
+    assert keyword and keyword[0][2]["parent_id"] == hits[0].id
     delete_file(project, "notes.md")
     assert all(s.filename != "notes.md" for s in sections(project, "ZX-42 printer"))
     assert project.store.keyword(DOCUMENTS).ids() == project.store.ids(DOCUMENTS)

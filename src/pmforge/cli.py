@@ -228,7 +228,8 @@ def cmd_bench(args) -> int:
     else:
         from .bench.prompt import bench_prompt
 
-        figures = bench_prompt(args.turns or 100, chart=Path(args.chart) if args.chart else None)
+        figures = bench_prompt(args.turns or 100, chart=Path(args.chart) if args.chart else None,
+                               workload=args.workload)
         if not args.json:
             figures.pop("series")
     print(json.dumps(figures) if args.json else json.dumps(figures, indent=2))
@@ -247,12 +248,14 @@ def cmd_eval(args) -> int:
         if not (args.corpus and args.questions):
             raise ForgeError("forge eval docs needs --corpus DIR and --questions FILE.jsonl.")
         retriever = args.retriever or settings.document_retriever
-        figures = evaluation.eval_docs(Path(args.corpus), Path(args.questions), args.k, retriever, settings)
+        figures = evaluation.eval_docs(Path(args.corpus), Path(args.questions), args.k, retriever, settings,
+                                       as_turn=args.as_turn, budget=args.budget)
     else:
         if not (args.conversation and args.questions):
             raise ForgeError("forge eval memory needs --conversation FILE.jsonl and --questions FILE.jsonl.")
         retriever = args.retriever or settings.conversation_retriever
-        figures = evaluation.eval_memory(Path(args.conversation), Path(args.questions), args.k, retriever, settings)
+        figures = evaluation.eval_memory(Path(args.conversation), Path(args.questions), args.k, retriever, settings,
+                                         as_turn=args.as_turn, budget=args.budget)
     if args.json:
         print(json.dumps(figures))
     else:
@@ -348,6 +351,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--questions", help="JSONL questions with references (docs) or evidence (memory)")
     p.add_argument("-k", type=int, default=4, help="sections or turns retrieved per question")
     p.add_argument("--retriever", default=None, help="vector, bm25 or hybrid (default: the app's setting)")
+    p.add_argument("--as-turn", action="store_true",
+                   help="docs/memory: score what a turn's prompt section really shows (query, packing, budget)")
+    p.add_argument("--budget", type=int, default=None, metavar="TOKENS",
+                   help="with --as-turn: the documents or conversations section budget (default: the app's)")
     p.add_argument("--dir", help="sessions: a folder of NAME.conversation.jsonl + NAME.gold.json")
     p.add_argument("--only", metavar="NAME", help="sessions: run this one session")
     p.add_argument("--keep", metavar="DIR", help="sessions: keep the scratch projects in DIR for inspection")
@@ -371,6 +378,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--files", type=int, default=50, help="rerun: files in the project")
     p.add_argument("--retriever", choices=["vector", "bm25", "hybrid"], help="recall: override the configured one")
     p.add_argument("--chart", help="prompt: write a PNG chart of the three curves here")
+    p.add_argument("--workload", choices=["default", "heavy"], default="default",
+                   help="prompt: 'heavy' = long messages, replies near the output cap, near-2,000-token document "
+                        "sections and a long org context, every tool-loop round counted")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
 

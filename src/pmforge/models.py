@@ -7,12 +7,14 @@ the models there, never written by hand.
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime, timezone
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
-SCHEMA_VERSION = 2
+# 3: the transcript moved out of state.json into the append-only turns.jsonl (older files migrate on load).
+SCHEMA_VERSION = 3
 
 Mode = Literal["mode_1", "mode_2"]
 RouteAction = Literal[
@@ -22,6 +24,10 @@ RouteAction = Literal[
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+def new_turn_id() -> str:
+    return "t-" + secrets.token_hex(6)
 
 
 # ---------------------------------------------------------------- assumptions
@@ -227,8 +233,13 @@ class RetrievedTurn(BaseModel):
     active_mode: str | None = None
     user: str
     assistant: str
+    asked: str = ""  # the questions Forge asked just before: what a terse answer ("yes, that one") refers to
     summary: str = ""
     score: float = 0.0
+    # Where the best-matching passage sits (a window of one side), so a long side is shown around it.
+    match_side: str | None = None
+    match_start: int = 0
+    match_end: int = 0
 
 
 class SourceRef(BaseModel):
@@ -248,8 +259,10 @@ class RetrievalTrace(BaseModel):
 
 class TokenReport(BaseModel):
     phase_a: int = 0
-    phase_b: int = 0
-    sections: dict[str, int] = Field(default_factory=dict)
+    phase_b: int = 0  # the largest tool-loop round: the figure the budget is promised on
+    sections: dict[str, int] = Field(default_factory=dict)  # as sent in round 1, after fitting
+    phase_b_rounds: list[int] = Field(default_factory=list)  # each round's request, in order
+    trimmed: list[str] = Field(default_factory=list)  # what fitting gave up to stay within budget
 
 
 class BilledUsage(BaseModel):
@@ -262,6 +275,9 @@ class BilledUsage(BaseModel):
 
 
 class Turn(BaseModel):
+    # Stable for ever: patch lines in turns.jsonl and a union-merged transcript refer to turns by id, since
+    # two clones can both write a turn with the same number.
+    id: str = Field(default_factory=new_turn_id)
     number: int
     user: str
     assistant: str
@@ -280,7 +296,7 @@ class Turn(BaseModel):
 
 
 class SessionState(BaseModel):
-    """state.json: the session's memory of record."""
+    """state.json: the session's memory of record; its transcript (`turns`) lives in turns.jsonl."""
 
     schema_version: int = SCHEMA_VERSION
     project_name: str = ""
@@ -288,7 +304,9 @@ class SessionState(BaseModel):
     created_at: str = Field(default_factory=now_iso)
     active_mode: Mode = "mode_1"
     active_probe: str | None = None
-    turns: list[Turn] = Field(default_factory=list)
+    # Read by everyone, saved by no one through the dump: Workspace appends turns to turns.jsonl (rewriting a
+    # long transcript into state.json on every turn made turns slower as the session grew).
+    turns: list[Turn] = Field(default_factory=list, exclude=True)
     assumptions: list[Assumption] = Field(default_factory=list)
     problem_brief: ProblemBrief = Field(default_factory=ProblemBrief)
     solution_evaluation: SolutionEvaluation = Field(default_factory=SolutionEvaluation)

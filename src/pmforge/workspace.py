@@ -7,13 +7,14 @@ absolute path or a secret.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import tempfile
 import time
 import unicodedata
 import uuid
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -22,8 +23,11 @@ from datetime import datetime, timezone
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
+from . import transcript
 from .errors import ForgeError
-from .models import SCHEMA_VERSION, ProjectState, SessionState
+from .models import SCHEMA_VERSION, ProjectState, SessionState, Turn
+
+log = logging.getLogger(__name__)
 
 MAX_FILENAME_CHARS = 120
 MAX_FILENAME_BYTES = 180  # disks allow 255 bytes; leave room for ".md" and temp-file affixes
@@ -95,6 +99,7 @@ class Workspace:
     """One project folder under the projects root."""
 
     STATE = "state.json"
+    TRANSCRIPT = "turns.jsonl"
     PROJECT_STATE = "project_state.json"
     CONTEXT = "context.md"
     OPERATION = ".operation.json"
@@ -107,6 +112,10 @@ class Workspace:
     @property
     def state_path(self) -> Path:
         return self.root / self.STATE
+
+    @property
+    def transcript_path(self) -> Path:
+        return self.root / self.TRANSCRIPT
 
     @property
     def project_state_path(self) -> Path:
@@ -241,25 +250,76 @@ class Workspace:
 
     # ---- state files
     def load_state(self) -> SessionState:
-        # Parsed and validated in one pass (3x faster than json.loads on a 1,000-turn session); field
-        # validators migrate older schemas.
+        """state.json with the transcript from turns.jsonl. Costs the same on turn 1,000 as on turn 1: the
+        transcript is parsed once per process and then only what was appended (see transcript.load)."""
+        state = self._parse_state(self.state_path.read_bytes())
+        if state.schema_version < TRANSCRIPT_SCHEMA or state.turns:
+            state = self._migrate_transcript()
+        else:
+            state.turns = transcript.load(self.transcript_path)
+        state.schema_version = SCHEMA_VERSION
+        return state
+
+    def _parse_state(self, raw: bytes) -> SessionState:
+        # Parsed and validated in one pass; field validators migrate older schemas.
         try:
-            state = SessionState.model_validate_json(self.state_path.read_bytes())
+            return SessionState.model_validate_json(raw)
         except ValidationError as exc:
             if exc.errors()[0]["type"] == "json_invalid":
                 exc = ForgeError(f"{self.STATE} is not valid JSON")
             raise self._set_aside_unreadable_state(exc) from None
-        state.schema_version = SCHEMA_VERSION
+
+    def _migrate_transcript(self) -> SessionState:
+        """Move the turns of an older state.json (schema 2 and before) into turns.jsonl.
+
+        turns.jsonl is written in full and fsynced before state.json drops its copy, so a crash in between
+        leaves both, and then turns.jsonl wins. When another process holds the lock, the session is read
+        as it is and the move waits for the next load."""
+        with ExitStack() as held:
+            try:
+                held.enter_context(self.locked(timeout=2.0))
+            except ForgeError:  # busy
+                state = self._legacy_state(self.state_path.read_bytes())
+                return state if state is not None else self.load_state()
+            state = self._legacy_state(self.state_path.read_bytes())  # again: someone may have migrated
+            if state is None:
+                return self.load_state()
+            if not transcript.count(self.transcript_path):
+                atomic_write_bytes(self.transcript_path, transcript.encode(state.turns))
+                transcript.fsync_dir(self.root)
+            state.schema_version = SCHEMA_VERSION
+            self.save_state(state)
+            log.info("moved %d turns of %s from %s to %s", len(state.turns), self.slug, self.STATE, self.TRANSCRIPT)
+            return state
+
+    def _legacy_state(self, raw: bytes) -> SessionState | None:
+        """An older state.json with its turns (from turns.jsonl if that already holds them); None if the
+        file is no longer older (another process migrated it)."""
+        state = self._parse_state(raw)
+        if state.schema_version >= TRANSCRIPT_SCHEMA and not state.turns:
+            return None
+        data = json.loads(raw)
+        turns = data.pop("turns", None) or []
+        for turn in turns:
+            if isinstance(turn, dict) and not turn.get("id"):
+                turn["id"] = transcript.legacy_turn_id(turn)
+        state.turns = transcript.load(self.transcript_path) or [Turn.model_validate(t) for t in turns]
         return state
 
-    def state_signature(self) -> tuple[int, int, int] | None:
-        """Changes whenever state.json is replaced (every save is a new file): cheaper than reading it.
-        Take it *before* loading: a save in between then shows as a change, never hides one."""
+    def state_signature(self) -> tuple | None:
+        """Changes whenever state.json is replaced (every save is a new file) or the transcript grows:
+        cheaper than reading them. Take it *before* loading: a save in between then shows as a change,
+        never hides one."""
         try:
             st = self.state_path.stat()
         except FileNotFoundError:
             return None
-        return st.st_ino, st.st_mtime_ns, st.st_size
+        try:
+            tr = self.transcript_path.stat()
+            turns = (tr.st_ino, tr.st_size)
+        except FileNotFoundError:
+            turns = None
+        return st.st_ino, st.st_mtime_ns, st.st_size, turns
 
     def _set_aside_unreadable_state(self, exc: Exception) -> ForgeError:
         """Keep the damaged file (it may be repairable by hand), start a fresh state that says so, and tell
@@ -270,13 +330,32 @@ class Workspace:
         name = self.slug
         self.save_state(SessionState(project_name=name, recovered_from=aside.name))
         reason = str(exc).splitlines()[0]
+        kept = " and the conversation" if self.transcript_path.exists() else ""
         return ForgeError(
             f"The saved session of '{self.slug}' could not be read ({reason}); it was moved to {aside.name} "
-            "and a fresh session was started. Your uploads and files are untouched."
+            f"and a fresh session was started. Your uploads{kept} and files are untouched."
         )
 
     def save_state(self, state: SessionState) -> None:
+        """state.json (small: no turns), after appending to turns.jsonl whatever of `state.turns` it lacks:
+        new turns, and patches for changed summaries and indexed flags. Hold the lock when the state has
+        new turns or changes to them."""
+        lines = transcript.unsaved(self.transcript_path, state.turns)
+        if lines:
+            with self.locked():
+                transcript.append(self.transcript_path, lines)
         atomic_write_text(self.state_path, state.model_dump_json(indent=1))
+
+    def append_turn(self, turn: Turn) -> None:
+        """Add one finished turn to the transcript (fsynced before this returns)."""
+        with self.locked():
+            transcript.append(self.transcript_path, transcript.turn_line(turn))
+
+    def patch_turn(self, turn: Turn) -> None:
+        """Record a turn's new summary and indexed flag: one small line, never a rewrite."""
+        with self.locked():
+            transcript.append(self.transcript_path,
+                              transcript.patch_line(turn.id, summary=turn.summary, indexed=turn.indexed))
 
     def project_id(self) -> str:
         """The project's id, given one on first need (workspaces made before ids existed have none)."""
@@ -299,6 +378,9 @@ class Workspace:
         atomic_write_text(self.project_state_path, project_state.model_dump_json(indent=1))
         body = project_state.org_context.strip() or "_No organisation context recorded yet._"
         atomic_write_text(self.context_path, f"# Organisation context\n\n{body}\n")
+
+
+TRANSCRIPT_SCHEMA = 3  # the first schema whose state.json holds no turns
 
 
 # Operations open in this process, by project folder (the lock makes other threads wait, so one counter

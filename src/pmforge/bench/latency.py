@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..embed.base import Embedder
-from ..models import RetrievedTurn
+from ..models import Turn
 from ..store.collections import LeafRecord, ParentRecord
 from . import session
 from .figures import percentile
@@ -41,6 +41,7 @@ def bench_latency(chunks: int = 10_000, turns: int = 1_000, queries: int = 60) -
 
     from ..project import Project, Services
     from ..turn.assemble import assemble
+    from ..turn.remember import remember
     from ..turn.route import RouteInputs, rule_route
 
     settings = config.get_settings().model_copy(
@@ -69,9 +70,9 @@ def bench_latency(chunks: int = 10_000, turns: int = 1_000, queries: int = 60) -
     t0 = time.perf_counter()
     messages = session.messages(turns, seed=2)
     for n, message in enumerate(messages, start=1):
-        turn = RetrievedTurn(turn_number=n, active_probe="why_now", active_mode="mode_1", user=message,
-                             assistant="Question 1: What would change if nothing were done?", summary=f"PM: {message}")
-        project.store.upsert_turn(turn, embedder.embed_documents([turn.summary])[0])
+        turn = Turn(number=n, active_probe="why_now", active_mode="mode_1", user=message,
+                    assistant="Question 1: What would change if nothing were done?", summary=f"PM: {message}")
+        remember(project.store, embedder, turn)  # the real path: summary and both sides, several vectors
     fill_turns = time.perf_counter() - t0
 
     state, project_state = project.state(), project.project_state()

@@ -54,33 +54,64 @@ def _summary(values: list[int], turns: int) -> dict:
     }
 
 
-def bench_prompt(turns: int, chart: Path | None = None) -> dict:
+def _rounds_summary(rounds: list[list[int]], budget: int) -> tuple[dict, dict]:
+    """Per tool-loop round: size figures, and how many of the turns that reached it stayed in budget."""
+    figures, within = {}, {}
+    for r in range(1, max(map(len, rounds), default=0) + 1):
+        values = [turn[r - 1] for turn in rounds if len(turn) >= r]
+        figures[str(r)] = {"turns": len(values), "max": max(values), "median": statistics.median(values)}
+        within[str(r)] = {"within": sum(v <= budget for v in values), "of": len(values)}
+    return figures, within
+
+
+def bench_prompt(turns: int, chart: Path | None = None, workload: str = "default") -> dict:
+    """`workload="heavy"` pushes every section at once: ~160-word messages, ~1,100-word replies with a
+    tool round each turn, documents of ~450-word paragraphs (near-2,000-token parents), a 600-word org context."""
     import config
 
     from ..ingest.pipeline import ingest_file
     from ..project import Project, Services
     from ..turn.orchestrator import start_turn
 
+    heavy = workload == "heavy"
     settings = config.get_settings().model_copy(update={"projects_dir": Path(tempfile.mkdtemp(prefix="forge-bench-"))})
     services = Services.from_settings(settings.model_copy(update={"llm": "offline"}))
-    project = Project.create(services, "prompt bench")
-    for name, data in session.documents().items():
-        ingest_file(project, name, data)
+    verbose = None
+    if heavy:
+        from .verbose_llm import VerboseLLM
 
-    phase_a, phase_b, baseline, prefix = [], [], [], 0
+        verbose = services.llm = VerboseLLM(services.llm)
+    project = Project.create(services, "prompt bench")
+    for name, data in (session.heavy_documents() if heavy else session.documents()).items():
+        ingest_file(project, name, data)
+    if heavy:
+        with project.operation("org context"):
+            manifest = project.project_state()
+            manifest.org_context = session.org_context()
+            project.ws.save_project_state(manifest)
+
+    phase_a, phase_b, baseline, rounds, prefix = [], [], [], [], 0
+    reported_matches = 0
     started = time.perf_counter()
-    for message in session.messages(turns):
+    for message in (session.heavy_messages(turns) if heavy else session.messages(turns)):
         pending = start_turn(project, message)
         baseline.append(baseline_phase_b(pending.state, pending.project_state, message))
         record = pending.finish()
+        reported = record.tokens.phase_b_rounds or [record.tokens.phase_b]
+        # The heavy run counts what each round really sent (seen by the LLM), and checks the report against it.
+        sent = verbose.take_rounds() if verbose else reported
+        reported_matches += record.tokens.phase_b == max(sent)
+        rounds.append(sent)
         phase_a.append(record.tokens.phase_a)
-        phase_b.append(record.tokens.phase_b)
+        phase_b.append(max(sent))
         prefix = record.tokens.sections.get("static_prefix", prefix)
     elapsed = time.perf_counter() - started
     state = project.state()
+    round_figures, round_within = _rounds_summary(rounds, settings.phase_b_budget)
 
     figures = {
         "turns": turns,
+        "workload": workload,
         "phase_a": _summary(phase_a, turns),
         "phase_b": _summary(phase_b, turns),
         "baseline_phase_b": _summary(baseline, turns),
@@ -89,15 +120,18 @@ def bench_prompt(turns: int, chart: Path | None = None) -> dict:
         "budgets": {"phase_a": settings.phase_a_budget, "phase_b": settings.phase_b_budget},
         "within_budget": {
             "phase_a": sum(v <= settings.phase_a_budget for v in phase_a),
-            "phase_b": sum(v <= settings.phase_b_budget for v in phase_b),
+            "phase_b": sum(v <= settings.phase_b_budget for v in phase_b),  # every round of the turn
+            "rounds": round_within,
         },
+        "phase_b_rounds": round_figures,
+        "reported_phase_b_is_max_round": reported_matches,  # turns whose token report equals the largest round
         "session": {
             "assumptions": len(state.assumptions),
             "filler_turns": sum(1 for t in state.turns if t.routing and not t.routing.requires_retrieval),
             "files": len(project.project_state().file_summaries),
             "seconds_per_turn": round(elapsed / turns, 3),
         },
-        "series": {"phase_a": phase_a, "phase_b": phase_b, "baseline_phase_b": baseline},
+        "series": {"phase_a": phase_a, "phase_b": phase_b, "baseline_phase_b": baseline, "phase_b_rounds": rounds},
     }
     if chart:
         from .chart import line_chart
@@ -105,7 +139,7 @@ def bench_prompt(turns: int, chart: Path | None = None) -> dict:
         line_chart(
             chart,
             {"Phase B (Forge)": phase_b, "Phase A (Forge)": phase_a, "Send-everything baseline": baseline},
-            title=f"Prompt tokens per turn, {turns}-turn synthetic session",
+            title=f"Prompt tokens per turn, {turns}-turn synthetic session" + (" (heavy)" if heavy else ""),
             budget=settings.phase_b_budget,
         )
     return figures

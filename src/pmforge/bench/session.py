@@ -87,3 +87,56 @@ def documents(seed: int = 5) -> dict[str, bytes]:
     notes = "# Pricing sync notes\n\n" + "\n".join(section(f"Meeting {i}", 2) for i in range(1, 7))
     return {"store-interviews-q3.md": research.encode(), "strategy-memo.md": memo.encode(),
             "pricing-sync-notes.md": notes.encode()}
+
+
+# ---- the heavy workload: every prompt section pushed towards its limit at once
+
+def prose(rng: random.Random, words: int, turn: int = 0) -> str:
+    """About `words` words of plausible PM prose (the same sentence forms as the messages)."""
+    out: list[str] = []
+    count = 0
+    while count < words:
+        sentence = statement(rng, turn or rng.randint(1, 99)) if rng.random() < 0.8 else _hedge(rng, turn)
+        out.append(sentence)
+        count += len(sentence.split())
+    return " ".join(out)
+
+
+def heavy_messages(turns: int, words: int = 160, seed: int = 13) -> list[str]:
+    """Substantive ~160-word messages every turn (no filler), mixing facts, hedges and questions, so the
+    router asks for retrieval and the tools run every time. The mode switch still happens."""
+    rng = random.Random(seed)
+    switch = max(turns * 3 // 10, 20)
+    out = []
+    for turn in range(1, turns + 1):
+        lead = ("Let's evaluate the solution: a daily markdown list on the department leads' handhelds."
+                if turn == switch else _question(rng) if rng.random() < 0.3 else "")
+        body = prose(rng, words - len(lead.split()), turn)
+        out.append(f"{lead} {body}".strip())
+    return out
+
+
+def heavy_documents(paragraph_words: int = 450, seed: int = 7) -> dict[str, bytes]:
+    """Documents made of ~450-word paragraphs, three or four to a section, so parents approach the
+    2,000-token parent cap and every retrieved section is as large as a parent can be."""
+    rng = random.Random(seed)
+
+    def section(title: str, paragraphs: int) -> str:
+        body = "\n\n".join(prose(rng, paragraph_words) for _ in range(paragraphs))
+        return f"## {title}\n\n{body}\n"
+
+    research = "# Store interviews, Q3 (long form)\n\n" + "\n".join(
+        section(f"{d.title()} findings", 3) for d in DEPARTMENTS)
+    memo = "# Fresh strategy memo (long form)\n\n" + "\n".join(
+        section(t, 3) for t in ("Context", "Options", "Risks", "Ask"))
+    notes = "# Pricing sync notes (long form)\n\n" + "\n".join(section(f"Meeting {i}", 3) for i in range(1, 7))
+    return {"store-interviews-long.md": research.encode(), "strategy-memo-long.md": memo.encode(),
+            "pricing-sync-long.md": notes.encode()}
+
+
+def org_context(words: int = 600, seed: int = 17) -> str:
+    rng = random.Random(seed)
+    teams = ", ".join(f"{t} ({rng.randint(3, 40)} people)" for t in TEAMS)
+    people = "; ".join(STAKEHOLDERS)
+    head = f"Fresh departments in 180 stores across four regions. Teams: {teams}. People: {people}."
+    return head + " " + prose(rng, words - len(head.split()))

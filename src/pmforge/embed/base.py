@@ -38,9 +38,10 @@ class Embedder(ABC):
         self.stats.queries += 1
         return self._embed([text], kind="query")[0]
 
-    def windows(self, text: str) -> list[str]:
-        """Pieces of `text` that each fit the model's input window (one piece when it already fits)."""
-        return [text]
+    def windows(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) of pieces of `text` that each fit the model's input window (one when it already fits):
+        offsets, so a search hit can be shown as the exact passage it matched."""
+        return [(0, len(text))]
 
     @abstractmethod
     def _embed(self, texts: list[str], kind: str) -> list[list[float]]: ...

@@ -47,8 +47,8 @@ class LocalEmbedder(Embedder):
         super().__init__()
         self._lock = threading.Lock()  # onnxruntime sessions are shared; keep batches serial
 
-    def windows(self, text: str) -> list[str]:
-        """Overlapping windows of at most 256 wordpieces, cut on token boundaries, as text."""
+    def windows(self, text: str) -> list[tuple[int, int]]:
+        """Overlapping windows of at most 256 wordpieces, cut on token boundaries, as offsets into `text`."""
         tokenizer, _, _ = _load()
         tokenizer.no_truncation()
         try:
@@ -57,11 +57,11 @@ class LocalEmbedder(Embedder):
             tokenizer.enable_truncation(WINDOW_WORDPIECES)
         size = WINDOW_WORDPIECES - 2  # room for [CLS] and [SEP]
         if len(enc.ids) <= size:
-            return [text]
+            return [(0, len(text))]
         pieces, step = [], size - WINDOW_OVERLAP
         for first in range(0, len(enc.ids), step):
             last = min(first + size, len(enc.ids)) - 1
-            pieces.append(text[enc.offsets[first][0] : enc.offsets[last][1]])
+            pieces.append((enc.offsets[first][0], enc.offsets[last][1]))
             if last == len(enc.ids) - 1:
                 break
         return pieces

@@ -91,8 +91,10 @@ def _index(
         for li, leaf in enumerate(parent.leaves):
             leaf_id = f"{pid}:l{li}"
             context = f"{crumb}\n{table_header_at(markdown, leaf.start)}"
-            for wi, window in enumerate(embedder.windows(leaf.text)):
-                leaves.append(LeafRecord(f"{leaf_id}:w{wi}", leaf_id, pid, context + window, leaf.start, leaf.end))
+            for wi, (ws, we) in enumerate(embedder.windows(leaf.text)):
+                leaves.append(LeafRecord(
+                    f"{leaf_id}:w{wi}", leaf_id, pid, context + leaf.text[ws:we], leaf.start + ws, leaf.start + we
+                ))
     vectors: list[list[float]] = []
     step = 32
     for i in range(0, len(leaves), step):
@@ -258,11 +260,10 @@ def reindex(project: Project, progress: Progress | None = None) -> str:
         state = ws.load_state()
         for i, turn in enumerate(state.turns):
             progress("Re-indexing conversation", i, len(state.turns))
+            asked = asked_before(state.turns, i)
             if not turn.summary:
-                turn.summary = summarize_turn(
-                    project.services.llm, turn.user, turn.assistant, project.settings, asked_before(state.turns, i)
-                )
-            remember(project.store, project.services.embedder, turn)
+                turn.summary = summarize_turn(project.services.llm, turn.user, turn.assistant, project.settings, asked)
+            remember(project.store, project.services.embedder, turn, asked)
             turn.indexed = True
         ws.save_state(state)
     progress("Done", 1, 1)

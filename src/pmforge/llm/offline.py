@@ -195,7 +195,7 @@ def _grounding(ctx, state: SessionState, u: Understanding) -> list[str]:
     message = ctx.user_message
     asked = u.question or (message if u.intent == "question_files" else "")
     if ctx.documents:
-        top = ctx.documents[0]
+        top = max(ctx.documents, key=lambda p: p.score)  # passages arrive in reading order, not by score
         query = asked or message
         relevant = asked or t.overlap(query, top.text) >= 0.3
         if relevant:

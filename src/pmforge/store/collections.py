@@ -1,5 +1,7 @@
 """A project's collections: `documents` (leaf windows, searched), `document_parents`
-(full sections, returned) and `conversations` (turn summaries, searched; turn pairs, returned).
+(full sections, from which the shown passages are cut), `conversations` (one record per turn:
+its summary and both sides, returned) and `conversation_passages` (what each side said, in
+windows, plus the summary: searched).
 
 Each collection records the embedder that filled it, so vectors of two models never mix.
 """
@@ -17,9 +19,10 @@ import httpx
 from ..errors import ForgeError
 from ..models import RetrievedSection, RetrievedTurn
 from .client import StoreUnavailable
-from .keyword import KeywordIndex
+from .keyword import KeywordIndex, TurnIndex
 
-DOCUMENTS, PARENTS, CONVERSATIONS = "documents", "document_parents", "conversations"
+DOCUMENTS, PARENTS, CONVERSATIONS, MEMORY = "documents", "document_parents", "conversations", "conversation_passages"
+COLLECTIONS = (DOCUMENTS, PARENTS, CONVERSATIONS, MEMORY)
 
 
 @dataclass
@@ -43,6 +46,16 @@ class LeafRecord:
     text: str  # what was embedded (breadcrumb + window)
     start: int
     end: int
+
+
+@dataclass
+class MemoryPassage:
+    """One searchable piece of a turn: the summary, or a window of what one side said (offsets into it)."""
+
+    side: str  # "summary" | "user" | "assistant"
+    text: str  # what is embedded
+    start: int = 0
+    end: int = 0
 
 
 @dataclass
@@ -89,11 +102,18 @@ class ProjectStore:
         self.stats = StoreStats()
         self._collections: dict[str, chromadb.Collection] = {}
         self._keyword_dir = Path(keyword_dir)
-        self._keyword: dict[str, KeywordIndex] = {}
+        self._keyword: dict[str, KeywordIndex | TurnIndex] = {}
 
-    def keyword(self, name: str) -> KeywordIndex:
+    def keyword(self, name: str) -> KeywordIndex | TurnIndex:
         if name not in self._keyword:
-            self._keyword[name] = KeywordIndex(self._keyword_dir, name)
+            index = TurnIndex(self._keyword_dir, name) if name == CONVERSATIONS else KeywordIndex(self._keyword_dir, name)
+            self._keyword[name] = index
+            if index.stale:
+                # Another tokenizer filled it, or it predates this format: Chroma holds every text the index
+                # needs, so it is rebuilt from there — nothing is re-embedded.
+                self.rebuild_keyword(name)
+                if name == CONVERSATIONS:
+                    (self._keyword_dir / f"{name}.json").unlink(missing_ok=True)  # the earlier format
         return self._keyword[name]
 
     # ---- collections
@@ -121,7 +141,7 @@ class ProjectStore:
     def mismatched(self) -> str | None:
         """The embedder that filled an existing collection, when it is not ours."""
         existing = {c.name: c for c in self.client.list_collections()}
-        for name in (DOCUMENTS, PARENTS, CONVERSATIONS):
+        for name in COLLECTIONS:
             col = existing.get(self._name(name))
             if col is not None and (col.metadata or {}).get("embedder") != self.signature:
                 return (col.metadata or {}).get("embedder") or "an unknown embedder"
@@ -130,12 +150,15 @@ class ProjectStore:
     @reachable
     def drop_all(self) -> None:
         existing = {c.name for c in self.client.list_collections()}
-        for name in (DOCUMENTS, PARENTS, CONVERSATIONS):
+        for name in COLLECTIONS:
             if self._name(name) in existing:
                 self.client.delete_collection(self._name(name))
         self._collections.clear()
         for name in (DOCUMENTS, CONVERSATIONS):
-            self.keyword(name).clear()
+            index = self._keyword.get(name) or (
+                TurnIndex(self._keyword_dir, name) if name == CONVERSATIONS else KeywordIndex(self._keyword_dir, name))
+            index.clear()
+            self._keyword[name] = index
 
     def _batched_add(self, col: chromadb.Collection, **columns) -> None:
         size = self.client.get_max_batch_size()
@@ -174,7 +197,7 @@ class ProjectStore:
         )
         self.keyword(DOCUMENTS).upsert(
             [l.id for l in leaves], [l.text for l in leaves],
-            [{"file_id": file_id, "parent_id": l.parent_id} for l in leaves],
+            [{"file_id": file_id, "parent_id": l.parent_id, "start": l.start, "end": l.end} for l in leaves],
         )
 
     @reachable
@@ -193,40 +216,36 @@ class ProjectStore:
         return set(self.collection(name).get(include=[])["ids"])
 
     @reachable
-    def vector_parents(
-        self, query_vector: list[float], leaf_candidates: int, file_ids: list[str] | None = None
-    ) -> list[tuple[str, float]]:
-        """Parent ids ranked by their best leaf's cosine similarity."""
+    def vector_windows(
+        self, query_vector: list[float], n: int, file_ids: list[str] | None = None
+    ) -> list[tuple[str, float, dict]]:
+        """Leaf windows by cosine similarity, best first, as (window id, similarity, {parent_id, start, end})."""
         leaves = self.collection(DOCUMENTS)
-        if leaves.count() == 0:
+        count = leaves.count()
+        if count == 0:
             return []
         where = {"file_id": {"$in": file_ids}} if file_ids else None
         self.stats.count(DOCUMENTS)
         hits = leaves.query(
-            query_embeddings=[query_vector],
-            n_results=min(leaf_candidates, leaves.count()),
-            where=where,
+            query_embeddings=[query_vector], n_results=min(n, count), where=where,
             include=["metadatas", "distances"],
         )
-        best: dict[str, float] = {}
-        for meta, dist in zip(hits["metadatas"][0], hits["distances"][0]):
-            best[meta["parent_id"]] = max(1.0 - dist, best.get(meta["parent_id"], -1.0))
-        return sorted(best.items(), key=lambda kv: kv[1], reverse=True)
+        return [(i, 1.0 - d, m) for i, m, d in zip(hits["ids"][0], hits["metadatas"][0], hits["distances"][0])]
 
-    def keyword_parents(
-        self, query: str, leaf_candidates: int, file_ids: list[str] | None = None
-    ) -> list[tuple[str, float, float]]:
-        """(parent id, best leaf BM25 score, best leaf query coverage), ranked by score."""
+    def keyword_windows(self, query: str, n: int, file_ids: list[str] | None = None) -> list[tuple[str, float, dict]]:
+        """Leaf windows by BM25, best first, as (window id, score, {parent_id, start, end, coverage})."""
         allowed = set(file_ids) if file_ids else None
         self.stats.keyword_queries += 1
-        hits = self.keyword(DOCUMENTS).search(
-            query, leaf_candidates, (lambda m: m["file_id"] in allowed) if allowed else None
-        )
-        best: dict[str, tuple[float, float]] = {}
-        for _, score, meta in hits:
-            old = best.get(meta["parent_id"], (0.0, 0.0))
-            best[meta["parent_id"]] = (max(score, old[0]), max(meta["coverage"], old[1]))
-        return sorted(((p, s, c) for p, (s, c) in best.items()), key=lambda row: row[1], reverse=True)
+        return self.keyword(DOCUMENTS).search(query, n, (lambda m: m["file_id"] in allowed) if allowed else None)
+
+    def vector_parents(
+        self, query_vector: list[float], leaf_candidates: int, file_ids: list[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """Parent ids ranked by their best leaf's cosine similarity."""
+        best: dict[str, float] = {}
+        for _, sim, meta in self.vector_windows(query_vector, leaf_candidates, file_ids):
+            best[meta["parent_id"]] = max(sim, best.get(meta["parent_id"], -1.0))
+        return sorted(best.items(), key=lambda kv: kv[1], reverse=True)
 
     @reachable
     def get_parents(self, ranked: list[tuple[str, float]]) -> list[RetrievedSection]:
@@ -252,20 +271,30 @@ class ProjectStore:
 
     # ---- conversations
     @reachable
-    def upsert_turn(self, turn: RetrievedTurn, vector: list[float]) -> None:
-        meta = {"turn_number": turn.turn_number, "user": turn.user, "assistant": turn.assistant}
-        if turn.active_probe:
-            meta["active_probe"] = turn.active_probe
-        if turn.active_mode:
-            meta["active_mode"] = turn.active_mode
+    def upsert_turn(
+        self, turn: RetrievedTurn, vector: list[float],
+        passages: list[MemoryPassage] = (), passage_vectors: list[list[float]] = (),
+    ) -> None:
+        """One turn's record (summary vector, both sides, the question it answered) and its searchable
+        passages; replaces whatever was stored for that turn number."""
+        n = turn.turn_number
+        meta = {"turn_number": n, "user": turn.user, "assistant": turn.assistant}
+        for key in ("active_probe", "active_mode", "asked"):
+            if getattr(turn, key):
+                meta[key] = getattr(turn, key)
         self.collection(CONVERSATIONS).upsert(
-            ids=[f"turn-{turn.turn_number}"], embeddings=[vector], documents=[turn.summary], metadatas=[meta]
+            ids=[f"turn-{n}"], embeddings=[vector], documents=[turn.summary], metadatas=[meta]
         )
+        memory = self.collection(MEMORY)
+        memory.delete(where={"turn_number": n})
+        if passages:
+            self._batched_add(
+                memory, ids=[f"turn-{n}:{p.side[0]}{i}" for i, p in enumerate(passages)],
+                embeddings=list(passage_vectors), documents=[p.text for p in passages],
+                metadatas=[{"turn_number": n, "side": p.side, "start": p.start, "end": p.end} for p in passages],
+            )
         # Keywords index the raw words too: a name said in passing may not survive a summary.
-        self.keyword(CONVERSATIONS).upsert(
-            [f"turn-{turn.turn_number}"], [f"{turn.summary}\n{turn.user}\n{turn.assistant}"],
-            [{"turn_number": turn.turn_number}],
-        )
+        self.keyword(CONVERSATIONS).upsert([f"turn-{n}"], [_turn_keywords(turn)], [{"turn_number": n}])
 
     @reachable
     def turn_numbers(self) -> set[int]:
@@ -275,23 +304,37 @@ class ProjectStore:
     @reachable
     def vector_turns(
         self, query_vector: list[float], candidates: int, before_turn: int | None = None
-    ) -> list[tuple[int, float]]:
-        """Turn numbers ranked by summary similarity."""
-        col = self.collection(CONVERSATIONS)
+    ) -> list[tuple[int, float, dict]]:
+        """Turn numbers ranked by their best passage's similarity, with that passage's side and offsets.
+        Memory indexed before passages existed is searched by its summaries."""
+        col = self.collection(MEMORY)
         if col.count() == 0:
+            col = self.collection(CONVERSATIONS)
+        count = col.count()
+        if count == 0:
             return []
-        where = {"turn_number": {"$lt": before_turn}} if before_turn is not None else None
-        self.stats.count(CONVERSATIONS)
-        hits = col.query(
-            query_embeddings=[query_vector], n_results=min(candidates, col.count()), where=where,
-            include=["metadatas", "distances"],
-        )
-        return [(m["turn_number"], 1.0 - d) for m, d in zip(hits["metadatas"][0], hits["distances"][0])]
+        self.stats.count(col.name[len(self.prefix):])
+        # A `where` filter makes Chroma scan (several times slower at 1k turns), and the turns it would
+        # exclude are only the few most recent: over-fetch and filter here, unless too few survive.
+        margin = 40 if before_turn is not None else 0
+        hits = col.query(query_embeddings=[query_vector], n_results=min(candidates + margin, count),
+                         include=["metadatas", "distances"])
+        rows = [(m, d) for m, d in zip(hits["metadatas"][0], hits["distances"][0])
+                if before_turn is None or m["turn_number"] < before_turn]
+        if len(rows) < min(candidates, count) // 2 and before_turn is not None:
+            hits = col.query(query_embeddings=[query_vector], n_results=min(candidates, count),
+                             where={"turn_number": {"$lt": before_turn}}, include=["metadatas", "distances"])
+            rows = list(zip(hits["metadatas"][0], hits["distances"][0]))
+        best: dict[int, tuple[float, dict]] = {}
+        for m, d in rows[:candidates]:
+            n = m["turn_number"]
+            if n not in best or 1.0 - d > best[n][0]:
+                best[n] = (1.0 - d, m)
+        return sorted(((n, s, m) for n, (s, m) in best.items()), key=lambda row: row[1], reverse=True)
 
     def keyword_turns(self, query: str, candidates: int, before_turn: int | None = None) -> list[tuple[int, float]]:
         self.stats.keyword_queries += 1
-        allow = (lambda m: m["turn_number"] < before_turn) if before_turn is not None else None
-        return [(m["turn_number"], s) for _, s, m in self.keyword(CONVERSATIONS).search(query, candidates, allow)]
+        return [(m["turn_number"], s) for _, s, m in self.keyword(CONVERSATIONS).search(query, candidates, before_turn)]
 
     @reachable
     def get_turns(self, ranked: list[tuple[int, float]]) -> list[RetrievedTurn]:
@@ -305,7 +348,8 @@ class ProjectStore:
             RetrievedTurn(
                 turn_number=n, active_probe=by_number[n][0].get("active_probe"),
                 active_mode=by_number[n][0].get("active_mode"), user=by_number[n][0].get("user", ""),
-                assistant=by_number[n][0].get("assistant", ""), summary=by_number[n][1] or "", score=round(score, 4),
+                assistant=by_number[n][0].get("assistant", ""), asked=by_number[n][0].get("asked", ""),
+                summary=by_number[n][1] or "", score=round(score, 6),
             )
             for n, score in ranked if n in by_number
         ]
@@ -325,6 +369,7 @@ class ProjectStore:
     def delete_turns(self, numbers: set[int]) -> None:
         if numbers:
             self.collection(CONVERSATIONS).delete(ids=[f"turn-{n}" for n in sorted(numbers)])
+            self.collection(MEMORY).delete(where={"turn_number": {"$in": sorted(numbers)}})
             for n in numbers:
                 self.keyword(CONVERSATIONS).delete_where("turn_number", n)
 
@@ -337,9 +382,12 @@ class ProjectStore:
             ids.append(row["id"])
             if name == DOCUMENTS:
                 texts.append(row["document"])
-                metas.append({"file_id": meta["file_id"], "parent_id": meta["parent_id"]})
+                metas.append({key: meta[key] for key in ("file_id", "parent_id", "start", "end")})
             else:
-                texts.append(f"{row['document']}\n{meta.get('user', '')}\n{meta.get('assistant', '')}")
+                texts.append(_turn_keywords(RetrievedTurn(
+                    turn_number=meta["turn_number"], user=meta.get("user", ""), assistant=meta.get("assistant", ""),
+                    summary=row["document"] or "",
+                )))
                 metas.append({"turn_number": meta["turn_number"]})
         index = self.keyword(name)
         index.clear()
@@ -368,7 +416,7 @@ class ProjectStore:
             raise EmbedderMismatch(f"Cannot copy vectors made with {source.signature} into a {self.signature} store.")
         existing = {c.name for c in self.client.list_collections()}
         copied = {}
-        for name in (DOCUMENTS, PARENTS, CONVERSATIONS):
+        for name in COLLECTIONS:
             if self._name(name) in existing:
                 self.client.delete_collection(self._name(name))
             self._collections.pop(name, None)
@@ -392,3 +440,7 @@ class ProjectStore:
             self.collection(name), ids=[r["id"] for r in rows], embeddings=[r["embedding"] for r in rows],
             documents=[r["document"] for r in rows], metadatas=[r["metadata"] for r in rows],
         )
+
+
+def _turn_keywords(turn: RetrievedTurn) -> str:
+    return f"{turn.summary}\n{turn.user}\n{turn.assistant}"

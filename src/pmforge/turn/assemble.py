@@ -8,6 +8,7 @@ embedding and no vector query.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -19,8 +20,10 @@ from ..knowledge import find_pattern, find_probe
 from ..retrieval import Query, find_sections, find_turns
 from ..models import ProjectState, RetrievedSection, RetrievedTurn, RoutingDecision, SessionState, Turn
 from ..store.collections import ProjectStore
+from ..store.keyword import tokenize
 from ..tokens import count_tokens, truncate_to_tokens
 from . import render
+from .remember import TERSE_WORDS
 
 
 class AssembledContext(BaseModel):
@@ -41,39 +44,95 @@ class AssembledContext(BaseModel):
     state: Any = Field(default=None, exclude=True)  # the session as the turn began (read-only), for offline replies
 
 
+SHORT_QUERY_TERMS = 4  # a message with fewer content words than this is searched with the probe's topic too
+
+
 def document_query(message: str, decision: RoutingDecision) -> str:
+    """What documents and memory are searched with: the message and the router's own query. The active
+    probe's name joins only when the message says too little to search on ("go on", "why?"): appended to
+    a real question, its words pull in passages about the probe instead of the answer (measured: 0.87 vs
+    0.94 of gold shown on heading-less documents)."""
     probe = find_probe(decision.next_probe) if decision.next_probe else None
     parts = [message.strip()[:600], decision.retrieval_query.strip()]
-    if probe:
+    if probe and len(set(tokenize(message))) < SHORT_QUERY_TERMS:
         parts.append(probe.name)
     return "\n".join(dict.fromkeys(p for p in parts if p))
 
 
+def document_block(s: RetrievedSection) -> str:
+    return (f'<document citation="{s.citation}" offsets="{s.start}-{s.end}">\n'
+            f"{render.inert(s.text)}\n</document>")
+
+
+def fitted_documents(sections: list[RetrievedSection], budget: int) -> list[RetrievedSection]:
+    """The passages that fit `budget`, in the order given; one that would overflow is left out rather than
+    cut, so no answer is shown half (packing has normally fitted them already)."""
+    shown, used = [], 0
+    for s in sections:
+        cost = count_tokens(document_block(s)) + 2
+        if used + cost <= budget:
+            shown.append(s)
+            used += cost
+    return shown
+
+
 def format_documents(sections: list[RetrievedSection], budget: int) -> str:
-    if not sections:
-        return ""
-    per = max(budget // len(sections) - 20, 100)
-    blocks = [
-        f'<document citation="{s.citation}" offsets="{s.start}-{s.end}">\n'
-        f"{render.inert(truncate_to_tokens(s.text, per))}\n</document>"
-        for s in sections
-    ]
-    return "\n\n".join(blocks)
+    return "\n\n".join(document_block(s) for s in fitted_documents(sections, budget))
 
 
-def format_turns(turns: list[RetrievedTurn], budget: int) -> str:
-    if not turns:
-        return ""
-    per_side = max(budget // (2 * len(turns)) - 10, 60)
-    blocks = []
-    for t in turns:
-        probe = find_probe(t.active_probe) if t.active_probe else None
-        label = f"Turn {t.turn_number}" + (f" (Probe: {probe.name})" if probe else "")
-        blocks.append(
-            f'<turn label="{label}">\nPM: {render.inert(truncate_to_tokens(t.user, per_side))}\n'
-            f"Forge: {render.inert(truncate_to_tokens(t.assistant, per_side))}\n</turn>"
-        )
-    return "\n\n".join(blocks)
+_SENTENCE = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=\S)|\n")
+
+
+def side_excerpt(text: str, start: int, end: int, limit: int) -> str:
+    """A long side of an earlier turn, shown as the sentences around its matched window."""
+    starts = [0] + [m.end() for m in _SENTENCE.finditer(text)] + [len(text)]
+    lo = max(s for s in starts if s <= max(0, start))
+    hi = min((s for s in starts if s >= min(end, len(text))), default=len(text))
+    excerpt = truncate_to_tokens(text[lo:hi].strip(), limit)
+    return ("… " if lo > 0 else "") + excerpt + (" …" if hi < len(text) and not excerpt.endswith("…") else "")
+
+
+def turn_block(t: RetrievedTurn, side_tokens: int) -> str:
+    """One earlier turn: short sides whole; a long side around the passage that matched (or its opening);
+    a terse answer with the question it answered."""
+    def side(name: str, text: str) -> str:
+        if count_tokens(text) <= side_tokens:
+            return text
+        if t.match_side == name and t.match_end > t.match_start:
+            return side_excerpt(text, t.match_start, t.match_end, 2 * side_tokens)
+        return truncate_to_tokens(text, side_tokens // 2)
+
+    probe = find_probe(t.active_probe) if t.active_probe else None
+    label = f"Turn {t.turn_number}" + (f" (Probe: {probe.name})" if probe else "")
+    lines = [f'<turn label="{label}">']
+    if t.asked and len(t.user.split()) <= TERSE_WORDS:
+        lines.append(f"(Forge had asked: {render.inert(truncate_to_tokens(t.asked, side_tokens // 2))})")
+    lines.append(f"PM: {render.inert(side('user', t.user))}")
+    lines.append(f"Forge: {render.inert(side('assistant', t.assistant))}")
+    return "\n".join(lines) + "\n</turn>"
+
+
+def format_turns(turns: list[RetrievedTurn], budget: int, side_tokens: int = 120) -> str:
+    """The best-scored turns that fit the budget, shown in chronological order."""
+    chosen, used = [], 0
+    for t in sorted(turns, key=lambda t: t.score, reverse=True):
+        block = turn_block(t, side_tokens)
+        cost = count_tokens(block) + 2
+        if used + cost <= budget:
+            chosen.append((t.turn_number, block))
+            used += cost
+    return "\n\n".join(block for _, block in sorted(chosen))
+
+
+def shown_turns(turns: list[RetrievedTurn], budget: int, side_tokens: int = 120) -> list[RetrievedTurn]:
+    """The turns `format_turns` shows within `budget`, in chronological order."""
+    chosen, used = [], 0
+    for t in sorted(turns, key=lambda t: t.score, reverse=True):
+        cost = count_tokens(turn_block(t, side_tokens)) + 2
+        if used + cost <= budget:
+            chosen.append(t)
+            used += cost
+    return sorted(chosen, key=lambda t: t.turn_number)
 
 
 def assemble(
@@ -113,14 +172,17 @@ def assemble(
         query = Query(document_query(message, decision), embedder)
         file_ids = [f.file_id for f in project_state.file_summaries if f.filename in decision.document_filter]
         ctx.documents = find_sections(
-            store, query, settings.document_parents, settings.document_retriever, settings, file_ids or None
+            store, query, settings.budget_documents, settings.document_retriever, settings, file_ids or None
         )
         s["documents"] = format_documents(ctx.documents, settings.budget_documents)
-        ctx.conversations = find_turns(
+        found = find_turns(
             store, query, settings.conversation_turns, settings.conversation_retriever, settings,
             before_turn=turn_number - settings.recent_turns, boost_probe=decision.next_probe,
         )
-        s["conversations"] = format_turns(ctx.conversations, settings.budget_conversations)
+        ctx.conversations = shown_turns(found, settings.budget_conversations, settings.turn_side_whole_tokens)
+        s["conversations"] = format_turns(
+            ctx.conversations, settings.budget_conversations, settings.turn_side_whole_tokens
+        )
 
     recent: list[Turn] = state.turns[-settings.recent_turns :] if settings.recent_turns else []
     ctx.recent = render.recent_turns(recent, settings.budget_recent_turns)

@@ -9,17 +9,22 @@ system block; the recent turns are real user/assistant messages.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
-from typing import Iterator
+from functools import lru_cache
+from typing import Any, Callable, Iterator
 
 from config import Settings
 
 from ..knowledge import CORE_INSTRUCTIONS, MODE_CORE
 from ..llm.base import LLM, ChatRequest, SystemBlock, Usage
+from ..llm.base import _message_text as message_text
 from ..models import SessionState, ToolCallRecord
-from ..tokens import count_tokens
+from ..tokens import count_tokens, truncate_to_tokens
 from ..tools import ToolContext, run_tool, tool_specs
 from .assemble import AssembledContext
+
+log = logging.getLogger(__name__)
 
 FORGE_SYSTEM = """You are Forge, a discovery copilot for product managers. You help a PM think a product
 question through before anyone builds: separate the problem from the proposed solution, surface the
@@ -51,35 +56,58 @@ def routing_note(ctx: AssembledContext) -> str:
         parts.append(f"probe={d.next_probe}")
     if d.patterns:
         parts.append("patterns=" + ",".join(d.patterns))
-    if d.requires_retrieval and not ctx.documents and ctx.has_documents:
+    # (A documents section without documents says they were left out for room: they did match.)
+    if d.requires_retrieval and not ctx.documents and ctx.has_documents and not ctx.sections.get("documents"):
         parts.append("no uploaded section matched this message")
     return "Routing decision for this turn: " + "; ".join(parts) + (f". {d.reasoning}" if d.reasoning else "")
 
 
-def build_reply_request(ctx: AssembledContext, state: SessionState, settings: Settings) -> ChatRequest:
+def reply_system(ctx: AssembledContext) -> list[SystemBlock]:
     dynamic = []
     for name, heading in _CONTEXT_HEADINGS.items():
         text = ctx.sections.get(name, "").strip()
         if text:
             dynamic.append(f"# {heading}\n{text}")
     dynamic.append(routing_note(ctx))
+    return [
+        SystemBlock(text=static_prefix(ctx.decision.mode), cache=True, label="static"),
+        SystemBlock(text="\n\n".join(dynamic), label="turn_context"),
+    ]
+
+
+def reply_messages(ctx: AssembledContext) -> list[dict]:
     messages: list[dict] = []
-    for i, (user, assistant) in enumerate(ctx.recent):
+    for user, assistant in ctx.recent:
         messages.append({"role": "user", "content": user})
         messages.append({"role": "assistant", "content": assistant})
     messages.append({"role": "user", "content": ctx.user_message})
+    return messages
+
+
+def build_reply_request(ctx: AssembledContext, state: SessionState, settings: Settings) -> ChatRequest:
     return ChatRequest(
         purpose="reply",
         model=settings.phase_b_model,
-        system=[
-            SystemBlock(text=static_prefix(ctx.decision.mode), cache=True, label="static"),
-            SystemBlock(text="\n\n".join(dynamic), label="turn_context"),
-        ],
-        messages=messages,
+        system=reply_system(ctx),
+        messages=reply_messages(ctx),
         tools=tool_specs(),
         max_tokens=settings.phase_b_max_output_tokens,
         context=ctx,
     )
+
+
+@lru_cache(maxsize=1)
+def tool_schema_tokens() -> int:
+    """The tool schemas' share of a reply request's token_count(). They are fixed in code, and slow to
+    build and count (a third of the prompt, as JSON), so they are counted once per process."""
+    return count_tokens(json.dumps([t.model_dump() for t in tool_specs()]))
+
+
+def reply_tokens(ctx: AssembledContext) -> int:
+    """`build_reply_request(ctx, ...).token_count()`, cheaply enough to measure after every trimming step."""
+    system = "\n\n".join(b.text for b in reply_system(ctx))
+    return count_tokens(system) + tool_schema_tokens() + sum(
+        count_tokens(message_text(m)) + 4 for m in reply_messages(ctx))
 
 
 def prefix_tokens(request: ChatRequest) -> int:
@@ -105,21 +133,66 @@ class ExecutionResult:
     usage: Usage = field(default_factory=Usage)
     rounds: int = 0
     stop_reason: str = ""
+    request_tokens: list[int] = field(default_factory=list)  # what each round sent (cl100k)
+
+
+# Refit: (the context the current request was built from, a token target) -> a request rebuilt from a
+# further-trimmed copy of it, with the same static prefix.
+Refit = Callable[[Any, int], ChatRequest]
+
+# Earlier rounds' text is cut in steps: every block keeps a readable head before any is cut to a stub.
+_LOOP_FLOORS = (200, 60, 15)
 
 
 class Execution:
-    """Runs the tool loop; iterate it for reply text as it streams. `result` is complete afterwards."""
+    """Runs the tool loop; iterate it for reply text as it streams. `result` is complete afterwards.
 
-    def __init__(self, llm: LLM, request: ChatRequest, tool_ctx: ToolContext, max_rounds: int):
+    With a `budget`, no round is sent over it: each round after the first carries the previous rounds'
+    text, calls and results, so before it goes out the context is re-trimmed (`refit`), and if that is
+    not enough the oldest loop text is shortened."""
+
+    def __init__(self, llm: LLM, request: ChatRequest, tool_ctx: ToolContext, max_rounds: int,
+                 budget: int | None = None, refit: Refit | None = None):
         self.llm, self.request, self.tool_ctx, self.max_rounds = llm, request, tool_ctx, max_rounds
+        self.budget, self.refit = budget, refit
         self.result = ExecutionResult()
+        # Every round of one turn sends the same tool schemas: count them once, not at every check.
+        self._tools_tokens = count_tokens(json.dumps([t.model_dump() for t in request.tools])) if request.tools else 0
+
+    def tokens(self, request: ChatRequest) -> int:
+        """`request.token_count()` for a request of this loop."""
+        return count_tokens(request.system_text()) + self._tools_tokens + sum(
+            count_tokens(message_text(m)) + 4 for m in request.messages)
+
+    def _next_request(self, base: ChatRequest, loop: list[dict]) -> tuple[ChatRequest, ChatRequest]:
+        """The request for a round after the first, and the base it was built on (for later rounds)."""
+        request = _with_messages(base, base.messages + loop)
+        if self.budget is None or self.tokens(request) <= self.budget:
+            return request, base
+        loop_tokens = self.tokens(request) - self.tokens(base)
+        if self.refit is not None:
+            base = self.refit(base.context, self.budget - loop_tokens)
+            request = _with_messages(base, base.messages + loop)
+        shortened = loop
+        for _ in range(len(_LOOP_FLOORS) + 1):  # a cut is counted as text, the request as JSON: re-check
+            over = self.tokens(request) - self.budget
+            if over <= 0:
+                break
+            shortened = _shorten(shortened, over)
+            request = _with_messages(base, base.messages + shortened)
+        else:
+            log.warning("phase B round over budget even trimmed: %d > %d", self.tokens(request), self.budget)
+        return request, base
 
     def __iter__(self) -> Iterator[str]:
-        request = self.request.model_copy(deep=False)
-        request.messages = list(self.request.messages)
-        request.context = self.request.context
+        base = _with_messages(self.request, list(self.request.messages))
+        request = base
+        loop: list[dict] = []  # what the rounds so far added: assistant content, then tool results
         texts: list[str] = []
         for round_no in range(1, self.max_rounds + 1):
+            if round_no > 1:
+                request, base = self._next_request(base, loop)
+            self.result.request_tokens.append(self.tokens(request))
             stream = self.llm.stream(request)
             if texts:
                 yield "\n\n"
@@ -139,7 +212,7 @@ class Execution:
                 kept = use.input if ok else _clip_rejected(use.input)
                 self.result.tool_calls.append(ToolCallRecord(name=use.name, input=kept, ok=ok, result=text))
                 results.append({"type": "tool_result", "tool_use_id": use.id, "content": text, "is_error": not ok})
-            request.messages = request.messages + [
+            loop = loop + [
                 {"role": "assistant", "content": response.assistant_content()},
                 {"role": "user", "content": results},
             ]
@@ -153,6 +226,52 @@ class Execution:
         for _ in self:
             pass
         return self.result
+
+
+def _with_messages(request: ChatRequest, messages: list[dict]) -> ChatRequest:
+    copy = request.model_copy(update={"messages": messages})
+    copy.context = request.context  # excluded from dumps, kept by reference
+    return copy
+
+
+def _shorten(loop: list[dict], over: int) -> list[dict]:
+    """Copies of the loop messages with `over` tokens cut from the oldest text first: the assistant's
+    earlier text (already shown to the PM), tool results, then long strings in earlier tool calls'
+    arguments. Block structure and ids stay, so the API still pairs each call with its result."""
+    loop = json.loads(json.dumps(loop))  # never touch what the turn record keeps
+
+    def cut(text: str, floor: int) -> str:
+        nonlocal over
+        tokens = count_tokens(text)
+        if over <= 0 or tokens <= floor:
+            return text
+        shorter = truncate_to_tokens(text, max(tokens - over, floor))
+        over -= tokens - count_tokens(shorter)
+        return shorter
+
+    def cut_strings(value, floor: int):
+        if isinstance(value, str):
+            return cut(value, floor)
+        if isinstance(value, dict):
+            return {k: cut_strings(v, floor) for k, v in value.items()}
+        if isinstance(value, list):
+            return [cut_strings(v, floor) for v in value]
+        return value
+
+    for floor in _LOOP_FLOORS:
+        for message in loop:
+            for block in message["content"] if isinstance(message["content"], list) else []:
+                if block.get("type") == "text":
+                    block["text"] = cut(block["text"], floor)
+                elif block.get("type") == "tool_result" and isinstance(block.get("content"), str):
+                    block["content"] = cut(block["content"], floor)
+        for message in loop:
+            for block in message["content"] if isinstance(message["content"], list) else []:
+                if block.get("type") == "tool_use":
+                    block["input"] = cut_strings(block.get("input"), floor)
+        if over <= 0:
+            break
+    return loop
 
 
 def _add_usage(total: Usage, more: Usage) -> None:

@@ -21,6 +21,7 @@ from ..tokens import count_tokens
 from ..tools import ToolContext
 from .assemble import AssembledContext, assemble
 from .execute import Execution, build_reply_request, prefix_tokens
+from .fit import first_round_target, fit_context, refit_request
 from .remember import asked_before, catch_up, remember, summarize_turn
 from .render import own_words
 from .route import RouteInputs, route
@@ -38,9 +39,10 @@ class PendingTurn:
         self.state = project.state()
         if any(not t.indexed for t in self.state.turns):
             with project.ws.operation("remember earlier turns"):
-                self.state = project.state()  # under the lock, so no other window's turn is overwritten
-                if catch_up(project.store, project.services.embedder, project.services.llm, self.state, settings):
-                    project.ws.save_state(self.state)
+                self.state = project.state()  # under the lock: another window may have remembered them
+                # Marks each turn in the transcript (a patch line) as it is remembered: no state.json save.
+                catch_up(project.store, project.services.embedder, project.services.llm, self.state, settings,
+                         ws=project.ws)
                 self.seen = project.ws.state_signature()
         self.number = self.state.turn_count + 1
         self.message, self.pasted = sandbox(project, message, self.number)
@@ -53,6 +55,8 @@ class PendingTurn:
             self.decision, self.state, self.project_state, message, self.number,
             project.store, project.services.embedder, settings,
         )
+        # Round 1 leaves room for what a tool round appends; later rounds are re-fitted inside Execution.
+        self.fit = fit_context(self.context, self.state, self.project_state, settings, first_round_target(settings))
         self.reply_request = build_reply_request(self.context, self.state, settings)
         self.tool_ctx = ToolContext(
             state=working_copy(self.state),
@@ -64,7 +68,9 @@ class PendingTurn:
             pm_words=own_words(self.message),  # a long paste is source material, not the PM's say-so
         )
         self.execution = Execution(
-            project.services.llm, self.reply_request, self.tool_ctx, settings.tool_loop_max_rounds
+            project.services.llm, self.reply_request, self.tool_ctx, settings.tool_loop_max_rounds,
+            budget=settings.phase_b_budget,
+            refit=lambda ctx, target: refit_request(ctx, self.state, self.project_state, settings, target),
         )
         self._streamed = False
 
@@ -76,8 +82,11 @@ class PendingTurn:
         sections = dict(self.context.tokens)
         sections["static_prefix"] = prefix_tokens(self.reply_request)
         sections["message"] = count_tokens(self.message)
+        # Every tool-loop round is counted (before streaming, only round 1 exists); the budget holds for the largest.
+        rounds = list(self.execution.result.request_tokens) or [self.reply_request.token_count()]
         return TokenReport(
-            phase_a=self.route_request.token_count(), phase_b=self.reply_request.token_count(), sections=sections
+            phase_a=self.route_request.token_count(), phase_b=max(rounds), sections=sections,
+            phase_b_rounds=rounds, trimmed=list(self.fit.steps),
         )
 
     def finish(self) -> TurnRecord:
@@ -117,10 +126,11 @@ class PendingTurn:
         state.turns.append(turn)
         ws = self.project.ws
         with self.project.operation(f"turn {self.number}"):
-            # Only read state.json again if someone replaced it since this turn began (it is megabytes
-            # in a long session).
+            # The signature covers the transcript's size: a turn another process appended since this one
+            # began shows as a change; then count the transcript's turns.
             if ws.state_signature() != self.seen and ws.load_state().turn_count != self.number - 1:
-                # Another window answered a message while this one was being answered: saving would erase it.
+                # Another window answered a message while this one was being answered: two turns would share
+                # a number, and this one's tool effects would overwrite that one's.
                 raise ForgeError(
                     "This project changed in another window while Forge was replying; your message was not saved "
                     "— send it again."
@@ -131,8 +141,10 @@ class PendingTurn:
                 current = ws.load_project_state()
                 current.org_context = new_org
                 ws.save_project_state(current)
-            ws.save_state(state)
-            self.seen = ws.state_signature()
+            # The turn first: it is what the PM saw, and a crash before state.json is saved then loses only
+            # this turn's tool effects. One appended line, however long the session.
+            ws.append_turn(turn)
+            ws.save_state(state)  # small: finds the turn already in the transcript
         log.info(
             "turn %d saved: action=%s mode=%s probe=%s retrieval=%s documents=%d conversations=%d phase_a=%d "
             "phase_b=%d tools=%s", turn.number, d.action, d.mode, d.next_probe, d.requires_retrieval,
@@ -146,13 +158,9 @@ class PendingTurn:
         turn.summary = summarize_turn(self.project.services.llm, turn.user, turn.assistant, settings, asked)
         try:
             with self.project.operation(f"remember turn {self.number}"):
-                remember(self.project.store, self.project.services.embedder, turn)
+                remember(self.project.store, self.project.services.embedder, turn, asked)
                 turn.indexed = True
-                saved = state if ws.state_signature() == self.seen else ws.load_state()
-                for kept in saved.turns:
-                    if kept.number == turn.number:
-                        kept.summary, kept.indexed = turn.summary, True
-                ws.save_state(saved)
+                ws.patch_turn(turn)  # by id: right even if another window has added turns since
         except ForgeError as exc:  # the store or the embedder (a Voyage outage) is down: the turn is saved
             log.warning("turn %s saved but not yet remembered: %s", turn.number, exc)
         return TurnRecord(
@@ -170,7 +178,8 @@ def probes_answered(calls: list[ToolCallRecord]) -> list[str]:
 
 def working_copy(state: SessionState) -> SessionState:
     """A copy for the turn's tools to change. Tools never touch past turns, so the transcript (most of a
-    long session's size) is shared instead of deep-copied on every turn."""
+    long session's size) is shared instead of deep-copied on every turn: its own list, the same Turn
+    objects, which transcript.load shares with every reader in the process anyway."""
     turns = state.turns
     state.turns = []
     try:

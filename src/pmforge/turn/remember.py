@@ -1,4 +1,4 @@
-"""After the reply: summarize the turn, embed the summary, store it with the full pair."""
+"""After the reply: summarize the turn, embed what both sides said, store it with the full pair."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ..errors import ForgeError
 from ..llm import extractive
 from ..llm.base import LLM, ChatRequest, SystemBlock
 from ..models import RetrievedTurn, Turn
-from ..store.collections import ProjectStore
+from ..store.collections import MemoryPassage, ProjectStore
 from .render import inert
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,25 @@ def summarize_turn(llm: LLM, user: str, assistant: str, settings: Settings, aske
     return text or extractive.turn_summary(user, assistant, asked)
 
 
-def remember(store: ProjectStore, embedder: Embedder, turn: Turn) -> None:
+TERSE_WORDS = 25  # an answer this short is searched together with the question it answers
+
+
+def memory_passages(embedder: Embedder, turn: Turn, asked: str) -> list[MemoryPassage]:
+    """What a turn is found by: its summary, and each side in windows the embedder reads whole (a fact
+    Forge stated, or one said in passing, is often not in the summary). A terse answer ("yes, the second
+    one") is embedded with the question it answers, which is where its topic words are."""
+    passages = [MemoryPassage("summary", turn.summary)] if turn.summary.strip() else []
+    for side, text in (("user", turn.user), ("assistant", turn.assistant)):
+        if not text.strip():
+            continue
+        if side == "user" and asked and len(text.split()) <= TERSE_WORDS:
+            passages.append(MemoryPassage(side, f"{asked}\n{text}", 0, len(text)))
+            continue
+        passages += [MemoryPassage(side, text[s:e], s, e) for s, e in embedder.windows(text)]
+    return passages
+
+
+def remember(store: ProjectStore, embedder: Embedder, turn: Turn, asked: str = "") -> None:
     """Index one finished turn (idempotent: the id is the turn number)."""
     record = RetrievedTurn(
         turn_number=turn.number,
@@ -55,19 +73,29 @@ def remember(store: ProjectStore, embedder: Embedder, turn: Turn) -> None:
         active_mode=turn.active_mode,
         user=turn.user,
         assistant=turn.assistant,
+        asked=asked,
         summary=turn.summary,
     )
-    store.upsert_turn(record, embedder.embed_documents([turn.summary])[0])
+    passages = memory_passages(embedder, turn, asked)
+    vectors = embedder.embed_documents([turn.summary or turn.user] + [p.text for p in passages])
+    store.upsert_turn(record, vectors[0], passages, vectors[1:])
 
 
-def catch_up(store: ProjectStore, embedder: Embedder, llm: LLM, state, settings: Settings) -> list[int]:
-    """Index turns that were saved but not remembered (the process died in between). Returns their numbers."""
+def catch_up(store: ProjectStore, embedder: Embedder, llm: LLM, state, settings: Settings, ws=None) -> list[int]:
+    """Index turns that were saved but not remembered (the process died in between). Returns their numbers.
+
+    With `ws` (hold its lock), each turn is marked in the transcript as soon as it is remembered, so a
+    crash halfway keeps the work done; without it, the caller saves `state`."""
     done = []
     for i, turn in enumerate(state.turns):
         if not turn.indexed:
-            if not turn.summary:
-                turn.summary = summarize_turn(llm, turn.user, turn.assistant, settings, asked_before(state.turns, i))
-            remember(store, embedder, turn)
+            asked = asked_before(state.turns, i)
+            summary = turn.summary or summarize_turn(llm, turn.user, turn.assistant, settings, asked)
+            # A changed copy: loaded turns are shared with every other reader of the transcript in this process.
+            turn = state.turns[i] = turn.model_copy(update={"summary": summary})
+            remember(store, embedder, turn, asked)
             turn.indexed = True
+            if ws is not None:
+                ws.patch_turn(turn)
             done.append(turn.number)
     return done

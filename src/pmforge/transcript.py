@@ -1,0 +1,229 @@
+"""turns.jsonl: a project's append-only transcript.
+
+One line per turn (the `Turn` model's compact JSON) and, after it, small patch lines that change what is
+settled later — `{"patch": "<turn id>", "summary": "...", "indexed": true}`. Nothing here rewrites the
+file in the normal path: rewriting a long transcript on every turn is what made turns slower as a session
+grew. Lines are self-contained and turns carry stable ids, so git's union merge can join two clones.
+
+Readers keep the parsed transcript per file in this process and parse only what was appended since
+(see `load`); writers hold the project lock (see `Workspace.locked`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .models import Turn
+
+log = logging.getLogger(__name__)
+
+PATCHED = ("summary", "indexed")  # the only fields of a turn that change after it is written
+
+
+def legacy_turn_id(data: dict) -> str:
+    """An id for a turn written before turns had ids: derived from the turn, so every process migrating
+    (or merely reading) the same old file gives it the same id and nothing is appended twice."""
+    key = "\0".join(str(data.get(k, "")) for k in ("number", "created_at", "user", "assistant"))
+    return "t-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def turn_line(turn: Turn) -> bytes:
+    return turn.model_dump_json().encode("utf-8") + b"\n"
+
+
+def patch_line(turn_id: str, **changes) -> bytes:
+    body = {"patch": turn_id, **{k: v for k, v in changes.items() if k in PATCHED}}
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def encode(turns: list[Turn]) -> bytes:
+    return b"".join(turn_line(t) for t in turns)
+
+
+# ---------------------------------------------------------------- reading
+
+
+@dataclass
+class _Parsed:
+    ino: int = -1
+    dev: int = -1
+    size: int = -1  # as stat saw it when last read: unchanged size and mtime mean nothing to read
+    mtime_ns: int = -1
+    offset: int = 0  # bytes parsed: always just after a newline (a line still being written waits)
+    turns: list[Turn] = field(default_factory=list)
+    where: dict[str, int] = field(default_factory=dict)  # turn id -> index in turns
+    # What the file says each turn's patched fields are. Kept apart from the Turn objects, which are
+    # shared with callers (who may change them before saving): `unsaved` compares against this.
+    saved: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    early: dict[str, dict] = field(default_factory=dict)  # patches read before their turn (a union merge)
+
+    def apply(self, line: bytes, path: Path) -> None:
+        try:
+            data = json.loads(line)
+            if not isinstance(data, dict):
+                raise ValueError("not an object")
+            if "patch" in data:
+                self._patch(str(data["patch"]), {k: data[k] for k in PATCHED if k in data})
+                return
+            if not data.get("id"):
+                data["id"] = legacy_turn_id(data)
+            turn = Turn.model_validate(data)
+        except (ValueError, ValidationError) as exc:  # json.JSONDecodeError is a ValueError
+            # A hand edit or a conflicted merge: skip the line, keep every other turn.
+            log.warning("%s: skipped an unreadable line (%s)", path, str(exc).splitlines()[0][:200])
+            return
+        if turn.id in self.where:  # the same turn twice (merged clones): the later line wins
+            self.turns[self.where[turn.id]] = turn
+        else:
+            self.where[turn.id] = len(self.turns)
+            self.turns.append(turn)
+        self.saved[turn.id] = (turn.summary, turn.indexed)
+        if turn.id in self.early:
+            self._patch(turn.id, self.early.pop(turn.id))
+
+    def _patch(self, turn_id: str, changes: dict) -> None:
+        i = self.where.get(turn_id)
+        if i is None:
+            self.early.setdefault(turn_id, {}).update(changes)
+            return
+        # A new object, not a change to the shared one: lists handed out earlier stay as they were read.
+        turn = self.turns[i] = self.turns[i].model_copy(update=changes)
+        self.saved[turn_id] = (turn.summary, turn.indexed)
+
+
+_cache: dict[str, _Parsed] = {}
+_cache_lock = threading.Lock()
+
+
+def _refresh(path: Path) -> _Parsed:
+    """The parsed transcript, brought up to date with the file (call holding _cache_lock)."""
+    key = os.path.abspath(path)
+    try:
+        st = os.stat(key)
+    except FileNotFoundError:
+        _cache.pop(key, None)
+        return _Parsed()
+    entry = _cache.get(key)
+    if entry is not None and (entry.ino, entry.dev, entry.size, entry.mtime_ns) == (
+        st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns
+    ):
+        return entry
+    with open(key, "rb") as fh:
+        # Only a file changed by appending (after a torn tail was cut, perhaps) can be read from where we
+        # stopped; one that was replaced (a git checkout, a migration), shrank below what we parsed or was
+        # rewritten with the same size is read again from the start.
+        grown = (entry is not None and (entry.ino, entry.dev) == (st.st_ino, st.st_dev)
+                 and st.st_size >= entry.offset and st.st_size != entry.size)
+        if grown and entry.offset:
+            fh.seek(entry.offset - 1)
+            grown = fh.read(1) == b"\n"  # still a line boundary: the bytes before it were not rewritten
+        if not grown:
+            entry = _Parsed()
+            fh.seek(0)
+        data = fh.read()
+    end = data.rfind(b"\n") + 1  # a last line without its newline is torn or still being written: not yet
+    for line in data[:end].split(b"\n"):  # bytes, never str.splitlines: U+2028 inside a reply is no line end
+        if line.strip():
+            entry.apply(line, path)
+    # Recorded only once parsed: a read that failed halfway is redone (re-applying a line is harmless).
+    entry.ino, entry.dev, entry.size, entry.mtime_ns = st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns
+    entry.offset += end
+    _cache[key] = entry
+    return entry
+
+
+def load(path: Path) -> list[Turn]:
+    """The transcript's turns, in file order. The list is the caller's (append to it freely); the turns are
+    shared with every other caller in this process, so change a past turn only to save it."""
+    with _cache_lock:
+        return list(_refresh(path).turns)
+
+
+def count(path: Path) -> int:
+    with _cache_lock:
+        return len(_refresh(path).turns)
+
+
+def unsaved(path: Path, turns: list[Turn]) -> bytes:
+    """The lines that would bring the file up to `turns`: turns it lacks, and patches for turns whose
+    summary or indexed flag differ from what it holds. Never removes a turn: a stale copy of the session
+    cannot erase one that another window wrote."""
+    lines = []
+    with _cache_lock:
+        entry = _refresh(path)
+        for turn in turns:
+            saved = entry.saved.get(turn.id)
+            if saved is None:
+                lines.append(turn_line(turn))
+            elif saved != (turn.summary, turn.indexed):
+                lines.append(patch_line(turn.id, summary=turn.summary, indexed=turn.indexed))
+    return b"".join(lines)
+
+
+# ---------------------------------------------------------------- writing (hold the project lock)
+
+
+def append(path: Path, data: bytes) -> None:
+    """Append whole lines and fsync them. A torn last line (a process killed mid-append) is cut off first,
+    so it can never glue itself to the new line; one that is complete but lost its newline (a hand edit)
+    gets the newline back instead."""
+    if not data:
+        return
+    created = not path.exists()
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)
+    try:
+        _mend_tail(fd, path)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        fsync_dir(path.parent)
+
+
+def _mend_tail(fd: int, path: Path) -> None:
+    size = os.fstat(fd).st_size
+    if not size or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    start, step = size, 1 << 16
+    while start > 0:
+        lo = max(0, start - step)
+        nl = os.pread(fd, start - lo, lo).rfind(b"\n")
+        if nl >= 0:
+            start = lo + nl + 1
+            break
+        start = lo
+    fragment = os.pread(fd, size - start, start)
+    try:
+        complete = isinstance(json.loads(fragment), dict)
+    except ValueError:
+        complete = False
+    if complete:
+        os.write(fd, b"\n")
+    else:
+        log.warning("%s: cut off a torn last line (%d bytes) before appending", path, size - start)
+        os.ftruncate(fd, start)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a new or renamed file's directory entry durable (not just its bytes)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
