@@ -23,6 +23,7 @@ from .keyword import KeywordIndex, TurnIndex
 
 DOCUMENTS, PARENTS, CONVERSATIONS, MEMORY = "documents", "document_parents", "conversations", "conversation_passages"
 COLLECTIONS = (DOCUMENTS, PARENTS, CONVERSATIONS, MEMORY)
+MAX_TURN_PASSAGES = 64  # summary + both sides' windows; a 10,000-word reply needs about 60
 
 
 @dataclass
@@ -282,15 +283,17 @@ class ProjectStore:
         for key in ("active_probe", "active_mode", "asked"):
             if getattr(turn, key):
                 meta[key] = getattr(turn, key)
-        self.collection(CONVERSATIONS).upsert(
-            ids=[f"turn-{n}"], embeddings=[vector], documents=[turn.summary], metadatas=[meta]
-        )
-        memory = self.collection(MEMORY)
-        memory.delete(where={"turn_number": n})
+        turns, memory = self.collection(CONVERSATIONS), self.collection(MEMORY)
+        passages = list(passages)[:MAX_TURN_PASSAGES]
+        if turns.get(ids=[f"turn-{n}"], include=[])["ids"]:
+            # Re-remembered: drop its old passages by id (a `where` delete scans the whole collection,
+            # which would make every turn slower than the last).
+            memory.delete(ids=[f"turn-{n}:p{i}" for i in range(MAX_TURN_PASSAGES)])
+        turns.upsert(ids=[f"turn-{n}"], embeddings=[vector], documents=[turn.summary], metadatas=[meta])
         if passages:
             self._batched_add(
-                memory, ids=[f"turn-{n}:{p.side[0]}{i}" for i, p in enumerate(passages)],
-                embeddings=list(passage_vectors), documents=[p.text for p in passages],
+                memory, ids=[f"turn-{n}:p{i}" for i in range(len(passages))],
+                embeddings=list(passage_vectors)[: len(passages)], documents=[p.text for p in passages],
                 metadatas=[{"turn_number": n, "side": p.side, "start": p.start, "end": p.end} for p in passages],
             )
         # Keywords index the raw words too: a name said in passing may not survive a summary.
