@@ -180,14 +180,15 @@ def eval_memory(
     rows whose text the conversations section shows, within `budget` tokens. No recency filter either way."""
     _check_retriever(retriever)
     budget = budget or settings.budget_conversations
-    turns = conversation_turns(read_jsonl(conversation))
+    rows = read_jsonl(conversation)
+    turns = conversation_turns(rows)
     questions_rows = read_jsonl(questions)
     recalls, context = [], []
     with _scratch_project(settings, "eval memory") as project:
         services = project.services
         rows_of = {turn.number: ids for turn, ids in turns}
         plain = [turn for turn, _ in turns]
-        text_of = {row["id"]: row["text"] for row in read_jsonl(conversation)}
+        text_of = {row["id"]: row["text"] for row in rows}
         for i, turn in enumerate(plain):
             asked = asked_before(plain, i)
             turn.summary = summarize_turn(services.llm, turn.user, turn.assistant, settings, asked)

@@ -105,9 +105,12 @@ class ProjectStore:
         self._keyword_dir = Path(keyword_dir)
         self._keyword: dict[str, KeywordIndex | TurnIndex] = {}
 
+    def _open_index(self, name: str) -> KeywordIndex | TurnIndex:
+        return TurnIndex(self._keyword_dir, name) if name == CONVERSATIONS else KeywordIndex(self._keyword_dir, name)
+
     def keyword(self, name: str) -> KeywordIndex | TurnIndex:
         if name not in self._keyword:
-            index = TurnIndex(self._keyword_dir, name) if name == CONVERSATIONS else KeywordIndex(self._keyword_dir, name)
+            index = self._open_index(name)
             self._keyword[name] = index
             if index.stale:
                 # Another tokenizer filled it, or it predates this format: Chroma holds every text the index
@@ -156,8 +159,7 @@ class ProjectStore:
                 self.client.delete_collection(self._name(name))
         self._collections.clear()
         for name in (DOCUMENTS, CONVERSATIONS):
-            index = self._keyword.get(name) or (
-                TurnIndex(self._keyword_dir, name) if name == CONVERSATIONS else KeywordIndex(self._keyword_dir, name))
+            index = self._keyword.get(name) or self._open_index(name)  # not keyword(): no rebuild to clear
             index.clear()
             self._keyword[name] = index
 

@@ -112,20 +112,8 @@ def turn_block(t: RetrievedTurn, side_tokens: int) -> str:
     return "\n".join(lines) + "\n</turn>"
 
 
-def format_turns(turns: list[RetrievedTurn], budget: int, side_tokens: int = 120) -> str:
-    """The best-scored turns that fit the budget, shown in chronological order."""
-    chosen, used = [], 0
-    for t in sorted(turns, key=lambda t: t.score, reverse=True):
-        block = turn_block(t, side_tokens)
-        cost = count_tokens(block) + 2
-        if used + cost <= budget:
-            chosen.append((t.turn_number, block))
-            used += cost
-    return "\n\n".join(block for _, block in sorted(chosen))
-
-
 def shown_turns(turns: list[RetrievedTurn], budget: int, side_tokens: int = 120) -> list[RetrievedTurn]:
-    """The turns `format_turns` shows within `budget`, in chronological order."""
+    """The best-scored turns whose blocks fit `budget`, in chronological order."""
     chosen, used = [], 0
     for t in sorted(turns, key=lambda t: t.score, reverse=True):
         cost = count_tokens(turn_block(t, side_tokens)) + 2
@@ -133,6 +121,10 @@ def shown_turns(turns: list[RetrievedTurn], budget: int, side_tokens: int = 120)
             chosen.append(t)
             used += cost
     return sorted(chosen, key=lambda t: t.turn_number)
+
+
+def format_turns(turns: list[RetrievedTurn], budget: int, side_tokens: int = 120) -> str:
+    return "\n\n".join(turn_block(t, side_tokens) for t in shown_turns(turns, budget, side_tokens))
 
 
 def assemble(
