@@ -34,6 +34,12 @@ class Settings(BaseSettings):
     voyage_base_url: str | None = Field(None, validation_alias=AliasChoices("VOYAGE_BASE_URL"))
     chroma_host: str | None = Field(None, validation_alias=AliasChoices("CHROMA_HOST"))
     chroma_port: int = Field(8000, validation_alias=AliasChoices("CHROMA_PORT"))
+    # Longest wait for a Chroma server to connect or answer one call: a paused or unreachable server gives
+    # a one-sentence error instead of hanging a turn.
+    chroma_timeout_s: float = 10.0
+    # --- a team on one Chroma server ---
+    author: str = ""  # FORGE_AUTHOR: the name this clone's turns and files carry (default: the OS user name)
+    lease_seconds: float = 900.0  # how long a rebuild or repair holds the project's shared lease between renewals
 
     # --- models ---
     phase_b_model: str = "claude-sonnet-4-5"  # replies and tool calls
@@ -61,6 +67,14 @@ class Settings(BaseSettings):
     parent_max_tokens: int = 2000
     merge_below_tokens: int = 100  # sections smaller than this merge with the next one
     max_upload_mb: float = 20.0
+    # Converting an upload runs in a worker process under these limits, so a hostile file is refused in one
+    # sentence instead of hanging Forge. The timeout is per attempt (MarkItDown, then the plain Word reader).
+    convert_timeout_s: float = 20.0
+    convert_memory_mb: int = 2048  # address space of the worker; MarkItDown alone needs about 400 MB
+    max_text_chars: int = 1_000_000  # converted text of one file (about 400 pages)
+    max_sections: int = 5000  # headings in one file
+    ui_stop_grace_s: float = 10.0  # `forge ui`: how long Streamlit may take to stop after a stop signal
+    chat_busy_wait_s: float = 120.0  # `forge chat`: how long a message waits for another turn on the project
 
     # --- retrieval ---
     document_retriever: Literal["vector", "bm25", "hybrid"] = "hybrid"

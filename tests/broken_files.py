@@ -218,3 +218,82 @@ def headerless_markdown(words: int, fact: str, seed: int = 11) -> str:
         paragraphs.append(" ".join(sentences))
     paragraphs.insert(len(paragraphs) // 2, fact)
     return "\n\n".join(paragraphs) + "\n"
+
+
+# ---------------------------------------------------------------- hostile files (what a red team uploads)
+
+def random_blob(n: int, seed: int = 5) -> bytes:
+    """`n` random bytes, quickly (random_bytes above draws byte by byte)."""
+    return random.Random(seed).randbytes(n)
+
+
+def one_line_markdown(n: int = 5_000_000, seed: int = 1) -> bytes:
+    """About `n` bytes of ordinary words on a single line: no heading, paragraph or line break."""
+    rng = random.Random(seed)
+    words, size = [], 0
+    while size < n:
+        word = rng.choice(_WORDS)
+        words.append(word)
+        size += len(word) + 1
+    return " ".join(words).encode("utf-8")
+
+
+def nested_quotes(levels: int = 5000) -> bytes:
+    """One paragraph quoted `levels` deep: "> > > … text"."""
+    return ("> " * levels + "The deepest quote says the Dayton pilot saved 3 percent.\n").encode("utf-8")
+
+
+def many_headings(n: int = 20_000) -> bytes:
+    return "".join(f"# Heading {i}\n\nNote {i} on shrink.\n\n" for i in range(n)).encode("utf-8")
+
+
+def _document_xml(data: bytes) -> str:
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        return zf.read("word/document.xml").decode("utf-8")
+
+
+def docx_with_paragraphs(n: int, text: str = "Paragraph {i} about shrink audits in the Dayton stores, "
+                         "with count {i}.") -> bytes:
+    """A real DOCX with `n` paragraphs, written straight into document.xml (python-docx slows down
+    quadratically when it adds tens of thousands)."""
+    data = plain_docx("MARKER")
+    xml = _document_xml(data)
+    start = xml.rindex("<w:p", 0, xml.index("MARKER"))
+    end = xml.index("</w:p>", start) + len("</w:p>")
+    body = "".join(xml[start:end].replace("MARKER", text.format(i=i)) for i in range(n))
+    return _rebuild(data, replace={"word/document.xml": (xml[:start] + body + xml[end:]).encode("utf-8")})
+
+
+def docx_unpacking_to(megabytes: int) -> bytes:
+    """A small real DOCX whose document.xml unpacks to about `megabytes` MB of paragraphs (under the
+    zip-bomb guard: each part is ordinary, there is just a great deal of it)."""
+    data = plain_docx("MARKER")
+    xml = _document_xml(data)
+    start = xml.rindex("<w:p", 0, xml.index("MARKER"))
+    end = xml.index("</w:p>", start) + len("</w:p>")
+    para = xml[start:end].replace("MARKER", "Shrink audit text repeated in every paragraph of this file.")
+    body = para * (megabytes * 1_000_000 // len(para))
+    return _rebuild(data, replace={"word/document.xml": (xml[:start] + body + xml[end:]).encode("utf-8")})
+
+
+def docx_with_external_entity(url: str, visible: str, parameter: bool = False) -> bytes:
+    """A readable DOCX whose document.xml declares an external entity pointing at `url` (a file:// path
+    or an http:// address) and uses it in a paragraph after `visible`. `parameter`: a parameter entity,
+    used inside the DTD (what fetches a remote DTD), instead of a general one."""
+    data = plain_docx(visible, "Entity here: PLACEHOLDER.")
+    xml = _document_xml(data)
+    head, rest = xml.split("?>", 1)
+    if parameter:
+        doctype = f'<!DOCTYPE w:document [<!ENTITY % ext SYSTEM "{url}"> %ext;]>'
+        use = ""
+    else:
+        doctype = f'<!DOCTYPE w:document [<!ENTITY ext SYSTEM "{url}">]>'
+        use = "&ext;"
+    xml = head + "?>" + doctype + rest.replace("PLACEHOLDER", use)
+    return _rebuild(data, replace={"word/document.xml": xml.encode("utf-8")})
+
+
+def markdown_with_private_key() -> bytes:
+    return (b"# Deploy notes\n\nThe key for the pilot server:\n\n-----BEGIN OPENSSH PRIVATE KEY-----\n"
+            b"b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+            b"-----END OPENSSH PRIVATE KEY-----\n")

@@ -82,15 +82,22 @@ def test_keyword_index_survives_a_restart(project: Project, services):
     assert [t.turn_number for t in turns] == [1]
 
 
-def test_a_stale_keyword_index_triggers_a_rebuild(project: Project, services):
+def test_a_stale_keyword_index_is_rebuilt_from_the_store_without_embedding_or_dropping(project: Project, services,
+                                                                                      monkeypatch):
     from pmforge.ingest.pipeline import reindex
 
     ingest_file(project, "ops.md", _doc())
+    run_turn(project, "Our finance partner Lena Fischer approves anything over 50k.")
     (project.ws.vectordb / "keyword" / "documents.json").unlink()  # e.g. a workspace from an older Forge
     reopened = Project.open(services, project.ws.slug)
     assert reopened.reindex_reason() == "the keyword index does not match the vector store"
-    reindex(reopened)
+    collections = {c.name: c.id for c in reopened.store.client.list_collections()}
+    embedded = []
+    monkeypatch.setattr(services.embedder, "embed_documents", lambda texts: embedded.append(texts))
+    assert "keyword index rebuilt; nothing was dropped" in reindex(reopened)
+    assert embedded == [] and {c.name: c.id for c in reopened.store.client.list_collections()} == collections
     assert reopened.reindex_reason() is None
+    assert _ranked(reopened, "PRJ-0419", "bm25")[0] == "Weekends"
 
 
 def test_filler_turn_makes_no_keyword_query_either(project: Project):

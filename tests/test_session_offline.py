@@ -135,7 +135,7 @@ def test_clone_without_vectors_is_rebuilt(project: Project, services):
     shutil.copytree(project.ws.root, clone_root, ignore=shutil.ignore_patterns("vectordb", ".lock"))
     clone = Project.open(services, "clone")
     assert "does not match" in clone.reindex_reason()
-    message = reindex(clone)
-    assert "1 files and 2 turns" in message
+    message = reindex(clone)  # a catch-up: adds what the store lacks, drops nothing
+    assert "1 file indexed, 2 turns remembered" in message
     assert clone.reindex_reason() is None
     assert clone.store.turn_numbers() == {1, 2}

@@ -19,7 +19,7 @@ from pmforge.project import Project
 from pmforge.turn import render
 from pmforge.turn.orchestrator import start_turn
 from pmforge.ui import panels, resources
-from pmforge.workspace import Workspace
+from pmforge.workspace import UnresolvedConflict, Workspace, take_notices
 
 st.set_page_config(page_title="Forge", page_icon="🔨", layout="wide")
 ss = st.session_state
@@ -199,7 +199,9 @@ def looked_at(project: Project, turn: Turn) -> None:
 
 
 def ensure_indexed(project: Project) -> None:
-    """A fresh clone or another embedder: rebuild the vectors once, with progress, before chatting."""
+    """Once per session, before chatting: add what this clone's files and transcript need (a fresh clone's
+    vectors, turns not yet remembered, a keyword cache behind the store), with progress. Nothing is
+    dropped; vectors of another embedder on a shared server stop here with one sentence (ForgeError)."""
     checked = ss.setdefault("index_checked", set())
     if project.ws.slug in checked:
         return
@@ -307,11 +309,19 @@ def main() -> None:
                        "or rolled back, and the project is consistent again.")
             project.recovered = None
         if project:
+            shown = ""
             try:
                 state = project.state()
-            except ForgeError as exc:  # an unreadable state.json was just moved aside: say so once
+                project.project_state()  # a git conflict in either file stops here, in one sentence
+            except UnresolvedConflict as exc:
                 st.error(str(exc))
+                return
+            except ForgeError as exc:  # an unreadable state.json was just moved aside: say so once
+                st.error(shown := str(exc))
                 state = project.state()  # the fresh session that replaced it
+            for notice in take_notices():  # e.g. an upload a crash cut short, listed for a retry
+                if notice != shown:
+                    st.warning(notice)
             panels.session_badge(state)
             files_panel(project)  # an upload reruns the script, so what is read below is never stale
             manifest = project.project_state()

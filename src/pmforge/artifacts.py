@@ -5,7 +5,8 @@ Word file is converted from that same Markdown, so the two never disagree. The a
 exported as JSON (the full record) and CSV (for spreadsheets).
 
 Files land in the project's artifacts/ folder as `<kind>-YYYYMMDD-HHMMSS.<ext>`; earlier generations are
-kept, and `latest` finds the newest.
+kept, and `latest` finds the newest. The CLI and the sidebar write at once (`generate`); a turn's tool call
+only prepares the files, and the turn writes them when it commits (`prepare`, `write_all`).
 
 Text taken from the session state is escaped before it goes into Markdown, so a `|`, a newline or a
 leading `#` in a claim cannot break a table or become a heading; emphasis the model wrote is kept.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -27,6 +29,8 @@ from docx import Document
 from .knowledge import find_pattern, find_probe, patterns_for, probes_for
 from .models import Assumption, AssumptionChange, Mode, ProjectState, RiskAssessment, SessionState
 from .workspace import Workspace, atomic_write_bytes
+
+log = logging.getLogger(__name__)
 
 ArtifactKind = Literal["problem_brief", "solution_evaluation", "assumption_register"]
 TBC = "To be confirmed"
@@ -587,28 +591,43 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"Unknown artifact kind {kind!r}; expected one of {', '.join(KINDS)}.")
 
 
-def _free_stem(folder: Path, kind: str, now: datetime) -> str:
-    """`<kind>-YYYYMMDD-HHMMSS`, with -2, -3… if that second is already taken (nothing is overwritten)."""
+def _free_stem(folder: Path, kind: str, now: datetime, taken: set[str] = frozenset()) -> str:
+    """`<kind>-YYYYMMDD-HHMMSS`, with -2, -3… if that second is already taken (nothing is overwritten);
+    `taken` holds stems promised to files not written yet (earlier calls of the same turn)."""
     base = f"{_FILE_SLUG[kind]}-{now:%Y%m%d-%H%M%S}"
     stem, n = base, 1
-    while any((folder / f"{stem}.{ext}").exists() for ext in _EXTENSIONS[kind]):
+    while stem in taken or any((folder / f"{stem}.{ext}").exists() for ext in _EXTENSIONS[kind]):
         n += 1
         stem = f"{base}-{n}"
     return stem
 
 
-def generate(
+@dataclass
+class PreparedArtifact:
+    """An artifact rendered in memory and not yet on disk: what a turn's tool call leaves for the turn's
+    commit, so a turn that fails afterwards writes nothing."""
+
+    kind: ArtifactKind
+    now: datetime
+    stem: str  # the file names it will get, unless another window takes them before it is written
+    files: dict[str, bytes]
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        return [f"{self.stem}.{ext}" for ext in self.files]
+
+
+def prepare(
     ws: Workspace,
     state: SessionState,
     project_state: ProjectState,
     kind: ArtifactKind,
     now: datetime | None = None,
-) -> ArtifactResult:
-    """Render one artifact and write its files atomically into ws.artifacts.
-
-    Everything is rendered in memory first, so a rendering error writes nothing. `now` defaults to the
-    current UTC time; an aware `now` is converted to UTC, a naive one is used as given.
-    """
+    taken: set[str] = frozenset(),
+) -> PreparedArtifact:
+    """Render one artifact in memory (a rendering error writes nothing). `now` defaults to the current
+    UTC time; an aware `now` is converted to UTC, a naive one is used as given."""
     _check_kind(kind)
     now = _stamp(now)
     if kind == "assumption_register":
@@ -618,14 +637,46 @@ def generate(
     else:
         markdown, missing = _RENDERERS[kind](state, project_state, now=now)
         files = {"md": markdown.encode("utf-8"), "docx": markdown_to_docx(markdown)}
+    return PreparedArtifact(kind=kind, now=now, stem=_free_stem(ws.artifacts, kind, now, taken), files=files,
+                            missing=missing)
 
-    stem = _free_stem(ws.artifacts, kind, now)
+
+def write(ws: Workspace, artifact: PreparedArtifact) -> ArtifactResult:
+    """Write a prepared artifact's files atomically into ws.artifacts, never over an existing file."""
+    stem = artifact.stem
+    if any((ws.artifacts / f"{stem}.{ext}").exists() for ext in artifact.files):
+        stem = _free_stem(ws.artifacts, artifact.kind, artifact.now)  # taken meanwhile (another window)
     paths = []
-    for ext, data in files.items():
+    for ext, data in artifact.files.items():
         path = ws.artifacts / f"{stem}.{ext}"
         atomic_write_bytes(path, data)
         paths.append(path)
-    return ArtifactResult(kind=kind, paths=paths, missing=missing)
+    return ArtifactResult(kind=artifact.kind, paths=paths, missing=artifact.missing)
+
+
+def write_all(ws: Workspace, artifacts: list[PreparedArtifact]) -> list[ArtifactResult]:
+    """A committing turn's prepared artifacts, in the order its tool calls made them. A file that cannot
+    be written (a full disk) is logged and skipped: the turn's state matters more, and the sidebar or
+    `forge brief` writes the artifact again from that state."""
+    results = []
+    for artifact in artifacts:
+        try:
+            results.append(write(ws, artifact))
+        except OSError as exc:
+            log.warning("could not write %s to %s: %s", ", ".join(artifact.names), ws.artifacts, exc)
+    return results
+
+
+def generate(
+    ws: Workspace,
+    state: SessionState,
+    project_state: ProjectState,
+    kind: ArtifactKind,
+    now: datetime | None = None,
+) -> ArtifactResult:
+    """Render one artifact and write its files at once (the CLI and the sidebar; a turn's tool call
+    prepares instead, and the turn writes on commit)."""
+    return write(ws, prepare(ws, state, project_state, kind, now))
 
 
 def latest(ws: Workspace, kind: ArtifactKind) -> dict[str, Path]:

@@ -22,14 +22,15 @@ def _services():
 
 
 def _open(services, name: str):
-    """Open a project, rebuilding its vectors first when they are missing or from another embedder."""
+    """Open a project, first adding to its store what this clone's files and transcript need (a catch-up
+    that never drops anything: the store may be shared with other clones)."""
     from .ingest.pipeline import reindex
     from .project import Project
 
     project = Project.open(services, name)
     reason = project.reindex_reason()
     if reason:
-        print(f"Rebuilding the vector store of '{project.ws.slug}' because {reason} "
+        print(f"Catching up the vector store of '{project.ws.slug}' because {reason} "
               f"(`forge reindex {project.ws.slug}` does this on demand)…", file=sys.stderr)
         print(reindex(project, _progress_bar), file=sys.stderr)
     return project
@@ -57,6 +58,40 @@ def _progress_bar(stage: str, done: int, total: int) -> None:
     sys.stderr.flush()
 
 
+def _serve_until_stopped(command: list[str], grace_s: float) -> int:
+    """Run a server as a child that never outlives this process: a stop signal sent to `forge` (a service
+    manager's SIGTERM, Ctrl-C, a closed terminal's SIGHUP) is passed on, then `forge` waits for the server
+    to stop, killing it if it takes longer than `grace_s`. Returns the server's exit status."""
+    import signal
+    import time
+
+    child = subprocess.Popen(command, env=dict(os.environ))
+    stop_asked: list[float] = []
+
+    def pass_on(signum, _frame) -> None:
+        stop_asked.append(time.monotonic())
+        if child.poll() is None:  # a hang-up becomes a polite stop: Streamlit shuts down on SIGTERM
+            child.send_signal(signal.SIGTERM if signum == getattr(signal, "SIGHUP", None) else signum)
+
+    stop_signals = [getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name)]
+    previous = {signum: signal.signal(signum, pass_on) for signum in stop_signals}
+    try:
+        while True:
+            try:
+                code = child.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                if stop_asked and time.monotonic() - stop_asked[0] > grace_s:
+                    child.kill()
+    finally:
+        if child.poll() is None:  # this process is leaving for another reason (an error): so does the server
+            child.kill()
+            child.wait()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return 128 - code if code < 0 else code  # killed by a signal: the shell's 128+N
+
+
 def cmd_ui(args) -> int:
     import math
 
@@ -72,7 +107,7 @@ def cmd_ui(args) -> int:
         "--client.toolbarMode", "minimal",
         "--runner.magicEnabled", "false",  # a bare expression in app code must never render as a widget
     ]
-    return subprocess.call(command, env=dict(os.environ))
+    return _serve_until_stopped(command, get_settings().ui_stop_grace_s)
 
 
 def cmd_new(args) -> int:
@@ -111,15 +146,23 @@ def cmd_ingest(args) -> int:
 def cmd_files(args) -> int:
     from .project import Project
 
-    project = Project.open(_services(), args.project)
+    project = Project.open(_services(), args.project)  # quick: an interrupted upload is listed, not redone
+    _show_notices()
     for f in project.project_state().file_summaries:
         print(f"{f.filename}\t{f.uploaded_at}\t{f.chunk_count} passages\t{f.status}\t{f.summary}")
     return 0
 
 
 def cmd_delete(args) -> int:
-    from .ingest.pipeline import delete_file
+    from config import get_settings
 
+    from .ingest.pipeline import delete_file
+    from .workspace import Workspace
+
+    ws = Workspace.open(get_settings().projects_root(), args.project)
+    if ws.load_project_state().find(args.filename) is None:  # a typo is no interrupted operation
+        raise ForgeError(f"There is no file called '{args.filename}' in project '{ws.slug}' (`forge files "
+                         f"{ws.slug}` lists them).")
     print(delete_file(_open(_services(), args.project), args.filename))
     return 0
 
@@ -128,17 +171,41 @@ def cmd_reindex(args) -> int:
     from .ingest.pipeline import reindex
     from .project import Project
 
-    print(reindex(Project.open(_services(), args.project), _progress_bar))
+    project = Project.open(_services(), args.project)
+    if args.force:
+        print(_force_plan(project), file=sys.stderr, flush=True)  # said before it is done
+    print(reindex(project, _progress_bar, force=args.force))
     return 0
 
 
+def _force_plan(project) -> str:
+    files = sum(1 for f in project.project_state().file_summaries if f.indexed)
+    turns = project.ws.load_state().turn_count
+    where = (f"{project.store.location}, every clone's files and turns included" if project.store.shared
+             else project.store.location)
+    return (f"Dropping the vectors of '{project.ws.slug}' in {where}, then re-embedding this clone's "
+            f"{files} file(s) and {turns} turn(s); other clones add theirs back when they next open it.")
+
+
 def cmd_doctor(args) -> int:
+    from config import get_settings
+
     from . import doctor
     from .project import Project
+    from .workspace import Workspace, take_notices
 
-    project = Project.open(_services(), args.project)  # finishes an interrupted operation first
+    merged = []
+    if args.fix:  # a git merge first: opening a project on a server reads its manifest
+        merged = Workspace.open(get_settings().projects_root(), args.project).resolve_conflicts().lines
+    project = Project.open(_services(), args.project)  # quick repairs of an interrupted operation
+    if project.recovered and not args.fix:
+        doctor.repair(project)  # forge doctor finishes what the crash interrupted (re-indexing included)
     report = doctor.repair(project) if args.fix else doctor.examine(project)
     report.recovered = project.recovered
+    report.repaired = merged + report.repaired
+    for notice in take_notices():  # shown once, as part of the report
+        if notice not in report.repaired:
+            report.repaired.append(notice)
     if args.json:
         print(json.dumps(report.as_dict()))
         return 0 if report.consistent else 1
@@ -146,6 +213,8 @@ def cmd_doctor(args) -> int:
         print(f"Finished an operation a crash interrupted ({report.recovered}).")
     for line in report.repaired:
         print(f"repaired: {line}")
+    for line in report.notes:
+        print(f"note: {line}")
     t = report.totals
     print(f"Project '{report.project}': {_count(t['files'], 'file')} ({t['indexed_files']} indexed), "
           f"{_count(t['passages'], 'passage')}, {_count(t['turns'], 'turn')}.")
@@ -180,24 +249,41 @@ def cmd_migrate(args) -> int:
 
 
 def cmd_chat(args) -> int:
-    from .turn.orchestrator import start_turn
+    from config import get_settings
 
     project = _open(_services(), args.project)
+    _show_notices()
+    wait_s = get_settings().chat_busy_wait_s
     messages = args.message if args.message else (line.rstrip("\n") for line in sys.stdin)
     for message in messages:
         if not message.strip():
             continue
-        pending = start_turn(project, message)
-        if args.json:
-            record = pending.finish()
-            print(json.dumps(record.model_dump(mode="json"), ensure_ascii=False), flush=True)
-        else:
-            print(f"\n> {message}\n")
-            for delta in pending:
-                print(delta, end="", flush=True)
-            record = pending.finish()
-            print(f"\n\n[turn {record.turn} · phase A {record.tokens.phase_a} tok · phase B {record.tokens.phase_b} tok]")
+        try:
+            # One message at a time per project: wait for a turn another command is answering.
+            with project.ws.turn_slot(wait_s, on_wait=lambda: print(
+                    f"Project '{project.ws.slug}' is answering another message; waiting up to {wait_s:.0f} s…",
+                    file=sys.stderr, flush=True)):
+                _answer(project, message, args.json)
+        except ForgeError as exc:
+            # Never lose what the PM typed: say what happened and give the message back.
+            raise ForgeError(f"{str(exc).rstrip('.')}. Your message was not saved; here it is to send again:"
+                             f"\n{message}") from None
     return 0
+
+
+def _answer(project, message: str, as_json: bool) -> None:
+    from .turn.orchestrator import start_turn
+
+    pending = start_turn(project, message)
+    if as_json:
+        record = pending.finish()
+        print(json.dumps(record.model_dump(mode="json"), ensure_ascii=False), flush=True)
+        return
+    print(f"\n> {message}\n")
+    for delta in pending:
+        print(delta, end="", flush=True)
+    record = pending.finish()
+    print(f"\n\n[turn {record.turn} · phase A {record.tokens.phase_a} tok · phase B {record.tokens.phase_b} tok]")
 
 
 def cmd_bench(args) -> int:
@@ -384,8 +470,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("reindex", help="rebuild a project's vectors from uploads/ and the transcript")
+    p = sub.add_parser("reindex", help="add to a project's vectors what its uploads/ and transcript need "
+                                         "(nothing is dropped)")
     p.add_argument("project")
+    p.add_argument("--force", action="store_true",
+                   help="drop the project's vectors (on a shared server, every clone's) and rebuild them")
     p.set_defaults(func=cmd_reindex)
 
     p = sub.add_parser("doctor", help="check that files, manifest, vectors, keywords and transcript agree")
@@ -405,16 +494,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_notices(but: str = "") -> None:
+    """What the user must hear though the command went on (a session set aside, an upload left
+    interrupted): on stderr, once."""
+    from .workspace import take_notices
+
+    for notice in take_notices():
+        if notice != but:
+            print(notice, file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         _start_log()
-        return args.func(args)
+        code = args.func(args)
     except ForgeError as exc:
+        _show_notices(but=str(exc))
         print(str(exc), file=sys.stderr)
+        return 1
+    except OSError as exc:  # the disk or a setting, not Forge: one sentence, not a traceback
+        _show_notices()
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"Forge could not read or write a file{where}: {exc.strerror or exc}.", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+    _show_notices()
+    return code
 
 
 if __name__ == "__main__":

@@ -7,6 +7,10 @@ against the transcript. Repairs go layer by layer too, re-checking in between, b
 
 The same repairs finish an operation a crash interrupted: `recover` runs them when the operation marker was
 left behind, the way a database replays its journal when it opens.
+
+On a Chroma server other clones of the project store their files and turns beside this clone's: those are
+reported as belonging to another clone (notes, not problems) and never deleted, and repairs hold the
+project's lease so that no two clones delete at once.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Callable
 from .errors import ForgeError
 from .ingest.pipeline import INTERRUPTED, convert_upload, delete_file, ingest_file, reindex, reindex_entry
 from .project import Project
-from .store.collections import CONVERSATIONS, DOCUMENTS
+from .store.collections import CONVERSATIONS, DOCUMENTS, PARENTS
 from .turn.remember import catch_up
 from .workspace import atomic_write_text
 
@@ -32,6 +36,7 @@ class Finding:
     problem: str  # one sentence, for the PM
     repair: str  # what --fix does about it
     fix: Callable[[], None] = field(repr=False, default=lambda: None)
+    note: bool = False  # not a problem: another clone's data, or a cache brought up to date while looking
 
 
 @dataclass
@@ -41,6 +46,7 @@ class Report:
     repaired: list[str] = field(default_factory=list)
     recovered: str | None = None  # the interrupted operation finished on opening
     totals: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # other clones' files and turns; nothing to repair
 
     @property
     def consistent(self) -> bool:
@@ -49,7 +55,7 @@ class Report:
     def as_dict(self) -> dict:
         return {
             "project": self.project, "consistent": self.consistent, "recovered": self.recovered,
-            "repaired": self.repaired, "totals": self.totals,
+            "repaired": self.repaired, "totals": self.totals, "notes": self.notes,
             "problems": [{"layer": f.layer, "problem": f.problem, "repair": f.repair} for f in self.findings],
         }
 
@@ -99,23 +105,50 @@ def _vectors(project: Project) -> list[Finding]:
     store = project.store
     mismatch = store.mismatched()
     if mismatch:
+        if store.shared:  # dropping is every clone's business: only `forge reindex --force` does it
+            return [Finding("vectors", f"The shared vectors were made with {mismatch}, not {store.signature}.",
+                            f"nothing: run `forge reindex --force {project.ws.slug}` (it rebuilds them for every "
+                            "clone)")]
         return [Finding("vectors", f"The vectors were made with {mismatch}, not {store.signature}.",
-                        "rebuild the whole index", lambda: reindex(project))]
+                        "rebuild the whole index", lambda: reindex(project, force=True))]
     manifest = project.ws.load_project_state()
     expected = {f.file_id: f for f in manifest.file_summaries if f.indexed}
     stored = store.file_counts()
+    claims = store.claims()
+    claimed_here = store.claimed_here(claims)
     found: list[Finding] = []
     for file_id, entry in expected.items():
         have = stored.get(file_id)
         if have is None:
-            problem = f"{entry.filename} is not in the vector store."
-        elif have != (entry.parent_count, entry.chunk_count):
+            found.append(Finding("vectors", f"{entry.filename} is not in the vector store.", "index it",
+                                 lambda e=entry: _index_missing(project, e.filename)))
+            continue
+        if have != (entry.parent_count, entry.chunk_count):
             problem = (f"{entry.filename} is only partly in the vector store ({have[0]} of {entry.parent_count} "
                        f"sections, {have[1]} of {entry.chunk_count} passages).")
+        elif not _content_matches(project, entry):
+            problem = f"The stored sections of {entry.filename} differ from its converted text."
+        elif file_id not in claimed_here:
+            found.append(Finding("vectors", f"{entry.filename} is indexed but not claimed by this clone, so another "
+                                 "clone's delete would remove it.", "claim it",
+                                 lambda e=entry: store.claim(e.file_id, e.filename)))
+            continue
         else:
             continue
         found.append(Finding("vectors", problem, "index it again", lambda e=entry: _reindex_one(project, e.filename)))
-    orphans = set(stored) - set(expected)
+    orphans = set()
+    for file_id in sorted(set(stored) - set(expected)):
+        others = [c for c in claims.get(file_id, []) if c["clone"] != store.clone.id]
+        if not others:
+            orphans.add(file_id)
+            continue
+        found.append(Finding("vectors", f"{others[0]['filename']} belongs to another clone "
+                             f"({', '.join(sorted({c['author'] or 'unknown' for c in others}))}).", "nothing",
+                             note=True))
+        if file_id in claimed_here:  # this clone deleted it, but its claim outlived the delete
+            found.append(Finding("vectors", f"This clone still claims {others[0]['filename']}, which it no longer "
+                                 "lists.", "withdraw the claim (the other clone's vectors stay)",
+                                 lambda fid=file_id: store.delete_file(fid)))
     if orphans:
         found.append(Finding("vectors", f"The vector store holds passages of {len(orphans)} file(s) that are no "
                              "longer listed.", "delete them",
@@ -123,12 +156,34 @@ def _vectors(project: Project) -> list[Finding]:
     return found
 
 
+def _content_matches(project: Project, entry) -> bool:
+    """Whether every stored section of the file is the converted text at its offsets (a digest of
+    contents, not just a count)."""
+    path = project.ws.converted_path(entry.filename)
+    if not path.exists():
+        return True  # the files layer reports (and repairs) a missing converted text
+    text = path.read_text(encoding="utf-8")
+    got = project.store.collection(PARENTS).get(where={"file_id": entry.file_id}, include=["documents", "metadatas"])
+    return all(doc == text[m["start"] : m["end"]] for doc, m in zip(got["documents"], got["metadatas"]))
+
+
 def _keywords(project: Project) -> list[Finding]:
     store = project.store
     found = []
     for name, what in ((DOCUMENTS, "documents"), (CONVERSATIONS, "conversation memory")):
+        if store.stamp(name) != store.true_stamp(name):  # contents compared by digest, not just ids
+            found.append(Finding("keywords", f"The content stamp of the {what} does not match its records (two "
+                                 "clones wrote at once, or the store predates stamps).",
+                                 "recompute it and rebuild the keyword index", lambda n=name: store.rebuild_keyword(n)))
+            continue
+        if store.keyword_state(name) == "behind":
+            # Other clones wrote since this cache was filled: refreshing it from Chroma's texts is the
+            # catch-up every open does, not a repair.
+            store.rebuild_keyword(name)
+            found.append(Finding("keywords", f"Refreshed the keyword index of the {what} with other clones' "
+                                 "changes.", "nothing", note=True))
         vector_ids, keyword_ids = store.ids(name), store.keyword(name).ids()
-        if vector_ids != keyword_ids:
+        if vector_ids != keyword_ids or not store.keyword_current(name):
             found.append(Finding("keywords", f"The keyword index of the {what} disagrees with the vector store "
                                  f"({len(keyword_ids - vector_ids)} extra, {len(vector_ids - keyword_ids)} missing).",
                                  "rebuild it from the vector store", lambda n=name: store.rebuild_keyword(n)))
@@ -136,19 +191,37 @@ def _keywords(project: Project) -> list[Finding]:
 
 
 def _memory(project: Project) -> list[Finding]:
+    """Turns compared by transcript id and by their words; another clone's turns are noted, never deleted."""
     store = project.store
     state = project.ws.load_state()
-    said = {t.number for t in state.turns}
-    remembered = store.turn_numbers()
+    said = {t.id: t for t in state.turns}
+    records = store.turn_records()
     found = []
-    extra = remembered - said
-    if extra:
-        found.append(Finding("memory", f"The conversation memory holds {len(extra)} turn(s) the transcript does not.",
-                             "delete them", lambda: store.delete_turns(extra)))
-    missing = {t.number for t in state.turns if t.number not in remembered}
+    missing = {t.id for t in state.turns if t.id not in records}
     if missing:
         found.append(Finding("memory", f"{len(missing)} turn(s) of the transcript are not in the conversation memory.",
                              "remember them", lambda: _remember(project, missing)))
+    differ = {tid for tid, t in said.items() if tid in records
+              and (records[tid][0].get("user"), records[tid][0].get("assistant")) != (t.user, t.assistant)}
+    if differ:
+        found.append(Finding("memory", f"{len(differ)} turn(s) in the conversation memory differ from the transcript.",
+                             "remember them again", lambda: _remember(project, differ)))
+    others: dict[str, str] = {}
+    extra = set()
+    for tid, (meta, _) in records.items():
+        if tid in said:
+            continue
+        if meta.get("clone") not in (None, store.clone.id):
+            others[tid] = meta.get("author") or "unknown"
+        else:
+            extra.add(tid)
+    if extra:
+        found.append(Finding("memory", f"The conversation memory holds {len(extra)} turn(s) the transcript does not.",
+                             "delete them", lambda: store.delete_turns(extra)))
+    if others:
+        found.append(Finding("memory", f"{len(others)} turn(s) in the memory belong to another clone "
+                             f"({', '.join(sorted(set(others.values())))}); they are not searched here.", "nothing",
+                             note=True))
     return found
 
 
@@ -159,19 +232,21 @@ def examine(project: Project) -> Report:
     findings: list[Finding] = []
     for layer in LAYERS:
         findings += layer(project)
-    return Report(project.ws.slug, findings, totals=_totals(project))
+    return Report(project.ws.slug, [f for f in findings if not f.note], totals=_totals(project),
+                  notes=[f.problem for f in findings if f.note])
 
 
 def repair(project: Project) -> Report:
-    """Fix every layer in order, re-checking each after its fixes; then examine everything again."""
-    repaired: list[str] = []
-    with project.ws.operation("forge doctor --fix"):
+    """Fix every layer in order, re-checking each after its fixes; then examine everything again. Holds the
+    project's lease throughout, so no other clone deletes or rebuilds meanwhile."""
+    repaired: list[str] = _before_repair(project)  # git conflicts, unreadable files: before the marker
+    with project.ws.operation("forge doctor --fix"), project.store.lease("repairing"):
         for path in project.ws.leftover_temp_files():
             path.unlink(missing_ok=True)
             repaired.append(f"Removed a leftover temporary file ({path.name}).")
         for layer in LAYERS:
             for _ in range(2):  # a second pass catches what the first one's fixes uncovered
-                findings = layer(project)
+                findings = [f for f in layer(project) if not f.note]
                 if not findings:
                     break
                 for finding in findings:
@@ -183,9 +258,17 @@ def repair(project: Project) -> Report:
     return report
 
 
-def recover(project: Project) -> str | None:
-    """Finish an operation a crash interrupted (the marker it leaves while it holds the lock is still there).
-    Returns what was interrupted, or None when nothing was. Busy projects are left to their current holder."""
+def recover(project: Project, thorough: bool = False) -> str | None:
+    """Deal with an operation a crash interrupted (the marker it leaves while it holds the lock is still
+    there). Returns what was interrupted, or None when nothing was. Busy projects are left to their holder.
+
+    Opening a project must stay quick whatever died (an upload of a long report takes minutes to embed), so
+    by default only quick repairs run here — temp files removed, a half-finished delete finished, half-
+    written records of an upload dropped — and an upload that did not finish is listed as "not indexed:
+    interrupted — retry" for the PM to upload again or `forge doctor --fix`. `thorough` (forge doctor) then
+    also runs every repair, re-indexing what was interrupted."""
+    from .workspace import notify
+
     ws = project.ws
     if not ws.operation_marker.exists() or ws.in_operation():
         return None
@@ -194,14 +277,127 @@ def recover(project: Project) -> str | None:
             marker = ws.interrupted_operation()
             if marker is None:  # the holder finished while we waited
                 return None
-            label = marker.get("operation", "unknown")
+            label = str(marker.get("operation", "unknown"))
             log.warning("recovering project %s after an interrupted operation (%s)", ws.slug, label)
-            repair(project)
+            with ws.operation(label, **_marker_details(marker)):  # dying here leaves the same marker behind
+                marked = _quick_recovery(project, marker)
+            if thorough:
+                repair(project)
+            elif marked:
+                notify(f"An earlier operation on '{ws.slug}' did not finish ({label}); "
+                       f"{_join(marked)} {'is' if len(marked) == 1 else 'are'} listed as \"{INTERRUPTED_RETRY}\": "
+                       f"upload {'it' if len(marked) == 1 else 'them'} again or run `forge doctor --fix {ws.slug}`.")
             ws.clear_interrupted_operation()
             return label
     except ForgeError as exc:
         log.warning("recovery of %s postponed: %s", ws.slug, exc)
         return None
+
+
+# What an upload a crash cut short is listed as ("not indexed: interrupted..." is what `_files` retries).
+INTERRUPTED_RETRY = f"{INTERRUPTED} — retry"
+
+
+def _marker_details(marker: dict) -> dict:
+    return {k: v for k, v in marker.items() if k not in ("operation", "pid", "started")}
+
+
+def _marker_file(marker: dict) -> str | None:
+    """The file an upload or delete was about: the marker's `file`, else its label ("upload NAME")."""
+    if isinstance(marker.get("file"), str):
+        return marker["file"]
+    verb, _, rest = str(marker.get("operation", "")).partition(" ")
+    return rest if verb in ("upload", "delete") and rest else None
+
+
+def _quick_recovery(project: Project, marker: dict) -> list[str]:
+    """Repairs that take about as long as reading the manifest, whatever the files' size. Returns the files
+    now listed as interrupted."""
+    from .ingest.pipeline import file_id_for
+    from .models import FileSummary
+
+    ws = project.ws
+    for path in ws.leftover_temp_files():
+        path.unlink(missing_ok=True)
+    name = _marker_file(marker)
+    if name and str(marker.get("operation", "")).startswith("delete "):
+        _finish_delete(project, name)
+    manifest = ws.load_project_state()
+    marked: list[str] = []
+    on_disk = sorted(p.name for p in ws.uploads.iterdir() if p.is_file() and not p.name.startswith(".")) \
+        if ws.uploads.is_dir() else []
+    for filename in on_disk:
+        entry = manifest.find(filename)
+        if entry is not None and filename != name:
+            continue
+        # An upload the manifest does not list, or the interrupted one whose entry no longer matches the
+        # bytes on disk (they were replaced): listed as interrupted, its half-written records dropped.
+        sha = hashlib.sha256((ws.uploads / filename).read_bytes()).hexdigest()
+        if entry is not None and entry.sha256 == sha:
+            continue
+        fresh = FileSummary(filename=filename, file_id=file_id_for(filename, sha), sha256=sha,
+                            status=INTERRUPTED_RETRY)
+        manifest.file_summaries = [f for f in manifest.file_summaries if f is not entry] + [fresh]
+        marked.append(filename)
+    if marked:
+        ws.save_project_state(manifest)
+    indexed = {f.file_id for f in manifest.file_summaries if f.indexed}
+    for filename in marked:
+        ws.converted_path(filename).unlink(missing_ok=True)
+    for filename in dict.fromkeys(marked + ([name] if name else [])):
+        _drop_unlisted_vectors(project, filename, indexed)
+    return marked
+
+
+def _finish_delete(project: Project, filename: str) -> None:
+    """A delete is quick to finish (nothing to embed); copies held back as its twins wait for a retry."""
+    ws = project.ws
+    manifest = ws.load_project_state()
+    entry = manifest.find(filename)
+    if entry is not None:
+        project.store.delete_file(entry.file_id)
+        manifest.file_summaries = [f for f in manifest.file_summaries if f is not entry]
+        filename = entry.filename
+    twin_status = f"not indexed: same content as {filename}"
+    for f in manifest.file_summaries:
+        if f.status == twin_status:
+            f.status = INTERRUPTED_RETRY
+    ws.save_project_state(manifest)
+    (ws.uploads / filename).unlink(missing_ok=True)
+    ws.converted_path(filename).unlink(missing_ok=True)
+
+
+def _drop_unlisted_vectors(project: Project, filename: str, indexed: set[str]) -> None:
+    """Passages stored under this file name by a version the manifest does not list as indexed (half an
+    upload): one filtered read, no scan of the store."""
+    from .store.client import StoreUnavailable
+    from .store.collections import PARENTS
+
+    try:
+        got = project.store.collection(PARENTS).get(where={"filename": filename}, include=["metadatas"])
+    except ForgeError:
+        raise
+    except Exception as exc:  # a server that is down: recovery waits for it, the marker stays
+        raise StoreUnavailable(f"the vector store could not be read ({type(exc).__name__})") from None
+    for file_id in sorted({m["file_id"] for m in got["metadatas"]} - indexed):
+        project.store.delete_file(file_id)
+
+
+def _before_repair(project: Project) -> list[str]:
+    """What `repair` settles before it opens its operation: a git merge of the workspace's files (the layers
+    read them), and a state.json Forge cannot read (moved aside, said so). A file that cannot be fixed
+    stops the repair here, in one sentence, without leaving an operation marker behind."""
+    done = project.ws.resolve_conflicts().lines
+    try:
+        project.ws.load_state()
+    except ForgeError as exc:  # moved aside and a fresh session started: a repair to report, not a failure
+        done.append(str(exc))
+    project.ws.load_project_state()
+    return done
+
+
+def _join(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 # ---- repairs
@@ -226,14 +422,23 @@ def _reconvert(project: Project, filename: str) -> None:
     atomic_write_text(project.ws.converted_path(filename), converted.markdown)
 
 
-def _remember(project: Project, numbers: set[int]) -> None:
+def _remember(project: Project, turn_ids: set[str]) -> None:
     state = project.ws.load_state()
-    for turn in state.turns:
-        if turn.number in numbers:
-            turn.indexed = False
+    if any(tid.isdigit() for tid in project.store.turn_ids()):
+        project.store.adopt_numbered_turns(state.turns)  # memory from before turn ids: re-keyed, not re-embedded
+    stored = project.store.turn_ids() - set(turn_ids)
     s = project.services
-    catch_up(project.store, s.embedder, s.llm, state, project.settings)
+    catch_up(project.store, s.embedder, s.llm, state, project.settings, stored=stored)
     project.ws.save_state(state)
+
+
+def _index_missing(project: Project, filename: str) -> None:
+    """Index a listed file the store lacks (nothing to delete first)."""
+    manifest = project.ws.load_project_state()
+    entry = manifest.find(filename)
+    if entry is not None:
+        reindex_entry(project, entry)
+        project.ws.save_project_state(manifest)
 
 
 def _totals(project: Project) -> dict[str, int]:

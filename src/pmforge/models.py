@@ -229,6 +229,7 @@ class RetrievedTurn(BaseModel):
     """An earlier turn pair brought back from conversation memory."""
 
     turn_number: int
+    turn_id: str = ""  # the transcript's stable id (Turn.id): two clones' turn 3 are different turns
     active_probe: str | None = None
     active_mode: str | None = None
     user: str
@@ -312,6 +313,8 @@ class SessionState(BaseModel):
     solution_evaluation: SolutionEvaluation = Field(default_factory=SolutionEvaluation)
     routing: RoutingContext = Field(default_factory=RoutingContext)
     brief_history: list[BriefChange] = Field(default_factory=list)  # superseded values, newest last
+    # When this file was last saved (ISO, microseconds): the later side wins a value two clones changed.
+    updated_at: str = ""
 
     @property
     def turn_count(self) -> int:
@@ -348,6 +351,9 @@ class ProjectState(BaseModel):
     project_id: str = ""
     file_summaries: list[FileSummary] = Field(default_factory=list)
     org_context: str = ""
+    # The name as the PM typed it (any script; the folder has an ASCII slug). "" before names were kept here.
+    display_name: str = ""
+    updated_at: str = ""  # when this file was last saved, as in SessionState
 
     def find(self, filename: str) -> FileSummary | None:
         """Names match case-insensitively: two names differing only in case are one file on many disks."""

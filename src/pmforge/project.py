@@ -6,18 +6,23 @@ so they drive the very same code.
 
 from __future__ import annotations
 
+import getpass
+import json
+import os
+import secrets
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
 from config import Settings, get_settings
 
+from . import transcript
 from .embed import Embedder, make_embedder
 from .llm import LLM, make_llm
 from .models import ProjectState, SessionState
 from .store.client import client_for
-from .store.collections import ProjectStore
+from .store.collections import KEYWORD_MIRRORED, Clone, ProjectStore
 from .workspace import Workspace
 
 
@@ -52,6 +57,44 @@ def server_prefix(workspace: Workspace) -> str:
     return f"forge-{workspace.slug[:40]}-{workspace.project_id()}-"
 
 
+def author_label(settings: Settings) -> str:
+    """Who this clone's turns and files say wrote them: FORGE_AUTHOR, else the OS user name."""
+    if settings.author:
+        return settings.author
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no user name in this environment (a bare container)
+        return "unknown"
+
+
+def clone_identity(workspace: Workspace, settings: Settings) -> Clone:
+    """This clone's random id, kept in the git-ignored vectordb/ (a fresh clone gets its own), made once
+    even when two processes open a fresh clone at the same moment."""
+    path = workspace.vectordb / "clone.json"
+    for _ in range(2):
+        try:
+            return Clone(json.loads(path.read_text(encoding="utf-8"))["clone_id"], author_label(settings))
+        except FileNotFoundError:
+            pass
+        except (ValueError, KeyError):
+            path.unlink(missing_ok=True)  # unreadable: this clone starts over with a new id
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            continue  # another process made it first: read theirs
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps({"clone_id": "c-" + secrets.token_hex(6)}))
+            fh.flush()
+            os.fsync(fh.fileno())
+    return Clone(json.loads(path.read_text(encoding="utf-8"))["clone_id"], author_label(settings))
+
+
+def transcript_ids(workspace: Workspace) -> set[str]:
+    """The turn ids of the workspace's transcript (parsed once per process, then only what was appended)."""
+    return {t.id for t in transcript.load(workspace.transcript_path)}
+
+
 def open_store(workspace: Workspace, signature: str, settings: Settings, server: bool | None = None) -> ProjectStore:
     """The project's store: embedded in the workspace, or on the Chroma server when one is configured
     (`server` overrides the configuration, for migrations)."""
@@ -59,7 +102,44 @@ def open_store(workspace: Workspace, signature: str, settings: Settings, server:
     prefix = server_prefix(workspace) if shared else ""
     return ProjectStore(client, signature, keyword_dir=workspace.vectordb / "keyword", prefix=prefix,
                         location=f"the Chroma server at {settings.chroma_host}:{settings.chroma_port}" if shared
-                        else "the project's embedded vector store")
+                        else "the project's embedded vector store",
+                        clone=clone_identity(workspace, settings), transcript=lambda: transcript_ids(workspace),
+                        lease_seconds=settings.lease_seconds)
+
+
+@dataclass
+class Upkeep:
+    """What opening a project must do before its store can be trusted, cheapest first. None of it drops
+    anything; only an embedder mismatch needs a rebuild (`forge reindex --force`)."""
+
+    mismatch: str | None = None  # the embedder that filled the collections, when it is not ours
+    signature: str = ""
+    stale_keywords: list[str] = field(default_factory=list)  # local keyword caches behind their collection
+    missing_files: list[str] = field(default_factory=list)  # listed files with no vectors: index them
+    unclaimed_files: list[str] = field(default_factory=list)  # file ids already indexed (by a clone): claim
+    # Turns the transcript says were remembered (here, or by the clone that wrote them) but the store lacks.
+    # A turn saved but never remembered is caught up by the next turn, as before.
+    unremembered: list[str] = field(default_factory=list)
+
+    @property
+    def reason(self) -> str | None:
+        if self.mismatch:
+            return f"its vectors were made with {self.mismatch}, and Forge now embeds with {self.signature}"
+        if self.missing_files:
+            return (f"the vector store does not match the uploaded files ({_count(len(self.missing_files), 'file')} "
+                    "not indexed yet; a fresh clone has no vectors)")
+        if self.unremembered:
+            n = len(self.unremembered)
+            return f"{_count(n, 'turn')} of the transcript {'is' if n == 1 else 'are'} not in the conversation memory"
+        if self.stale_keywords:
+            return "the keyword index does not match the vector store"
+        if self.unclaimed_files:
+            return f"this clone has not yet claimed {_count(len(self.unclaimed_files), 'shared file')}"
+        return None
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 class Project:
@@ -113,20 +193,27 @@ class Project:
             return None
         return path.read_text(encoding="utf-8")[source.start : source.end]
 
-    def reindex_reason(self) -> str | None:
-        """Why the vector store cannot be trusted as it is (None when it can)."""
-        mismatch = self.store.mismatched()
+    def upkeep(self) -> Upkeep:
+        """What this clone must add to the store (never remove): a few cheap reads — one metadata read and
+        a count per keyword cache, the stored file ids, the claims and the remembered turn ids. What other
+        clones stored is theirs: it is never a reason to rebuild."""
+        store = self.store
+        mismatch = store.mismatched()
         if mismatch:
-            return f"its vectors were made with {mismatch}, and Forge now embeds with {self.store.signature}"
-        manifest = {f.file_id for f in self.project_state().file_summaries if f.indexed}
-        if manifest != self.store.file_ids():
-            return "the vector store does not match the uploaded files (a fresh clone has no vectors)"
-        if self.store.keyword("documents").ids() != self.store.ids("documents"):
-            return "the keyword index does not match the vector store"
-        state = self.state()
-        indexed = self.store.turn_numbers()
-        if state.turns and not indexed:
-            return "the conversation memory is empty"
-        if indexed - {t.number for t in state.turns}:
-            return "the conversation memory holds turns the transcript does not"
-        return None  # turns saved but not yet remembered are caught up by the next turn
+            return Upkeep(mismatch=mismatch, signature=store.signature)
+        listed = [f for f in self.project_state().file_summaries if f.indexed]
+        stored = store.file_ids()
+        claimed = store.claimed_here()
+        remembered = store.turn_ids()
+        return Upkeep(
+            signature=store.signature,
+            stale_keywords=[name for name in KEYWORD_MIRRORED if not store.keyword_current(name)],
+            missing_files=[f.filename for f in listed if f.file_id not in stored],
+            unclaimed_files=[f.file_id for f in listed if f.file_id in stored and f.file_id not in claimed],
+            unremembered=[t.id for t in self.state().turns if t.indexed and t.id not in remembered],
+        )
+
+    def reindex_reason(self) -> str | None:
+        """Why the store needs `forge reindex` (a catch-up that adds, never drops) before use; None when it
+        does not."""
+        return self.upkeep().reason

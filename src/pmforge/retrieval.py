@@ -282,12 +282,12 @@ def supersede(turns: list[RetrievedTurn], settings: Settings, consider: int) -> 
     message's words recur in the other) and scores nearly as well, it ranks above it — "the budget is
     now 350k" wins over the first figure. Only the `consider` best candidates are compared."""
     top = sorted(turns, key=lambda t: t.score, reverse=True)[:consider]
-    words = {t.turn_number: set(tokenize(t.user)) for t in top}
+    words = {id(t): set(tokenize(t.user)) for t in top}
     by_time = sorted(top, key=lambda t: t.turn_number)
     for i, earlier in enumerate(by_time):
-        a = words[earlier.turn_number]
+        a = words[id(earlier)]
         for later in by_time[i + 1 :]:
-            b = words[later.turn_number]
+            b = words[id(later)]
             if (a and b and settings.supersede_ratio * earlier.score <= later.score < earlier.score
                     and len(a & b) / min(len(a), len(b)) >= settings.supersede_overlap):
                 later.score = round(earlier.score * 1.001, 6)
@@ -297,19 +297,20 @@ def find_turns(
     store: ProjectStore, query: Query, k: int, retriever: Retriever, settings: Settings,
     before_turn: int | None = None, boost_probe: str | None = None,
 ) -> list[RetrievedTurn]:
-    """Up to k earlier turns, best first; turns of the active probe get a bonus."""
+    """Up to k earlier turns of this clone's conversation, best first; turns of the active probe get a
+    bonus. Turns are keyed by their transcript id throughout (two clones' turn 3 are two turns)."""
     depth = max(settings.conversation_candidates, 2 * k)
     scored, matched = [], {}
     if retriever in ("vector", "hybrid"):
         ranked = store.vector_turns(query.vector, depth, before_turn)
-        scored.append(([(n, s) for n, s, _ in ranked], settings.vector_weight))
-        matched = {n: m for n, _, m in ranked}
+        scored.append(([(t, s) for t, s, _ in ranked], settings.vector_weight))
+        matched = {t: m for t, _, m in ranked}
     if retriever in ("bm25", "hybrid"):
         scored.append((store.keyword_turns(query.text, depth, before_turn), settings.keyword_weight))
     fused = _combine(scored, settings)
     turns = store.get_turns(sorted(fused.items(), key=lambda kv: kv[1], reverse=True))
     for t in turns:
-        m = matched.get(t.turn_number) or {}
+        m = matched.get(t.turn_id) or {}
         if m.get("side") in ("user", "assistant"):
             t.match_side, t.match_start, t.match_end = m["side"], int(m.get("start", 0)), int(m.get("end", 0))
         if boost_probe and t.active_probe == boost_probe:

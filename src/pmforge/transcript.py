@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from .conflicts import renumber
 from .models import Turn
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,7 @@ class _Parsed:
     # shared with callers (who may change them before saving): `unsaved` compares against this.
     saved: dict[str, tuple[str, bool]] = field(default_factory=dict)
     early: dict[str, dict] = field(default_factory=dict)  # patches read before their turn (a union merge)
+    warned: bool = False  # repeated turn numbers were logged once
 
     def apply(self, line: bytes, path: Path) -> None:
         try:
@@ -88,6 +90,20 @@ class _Parsed:
         self.saved[turn.id] = (turn.summary, turn.indexed)
         if turn.id in self.early:
             self._patch(turn.id, self.early.pop(turn.id))
+
+    def numbered(self) -> list[Turn]:
+        """The turns in file order with numbers that go strictly up. After a union merge both clones' turn
+        12 are in the file; readers see them as 12 and 13 (copies: the file and the shared objects keep what
+        was written) until `forge doctor --fix` renumbers the file itself."""
+        numbers = [t.number for t in self.turns]
+        fixed = renumber(numbers)
+        if fixed == numbers:
+            return list(self.turns)
+        if not self.warned:
+            log.warning("%d turn numbers are repeated in the transcript; run forge doctor --fix",
+                        sum(a != b for a, b in zip(numbers, fixed)))
+            self.warned = True
+        return [t if t.number == n else t.model_copy(update={"number": n}) for t, n in zip(self.turns, fixed)]
 
     def _patch(self, turn_id: str, changes: dict) -> None:
         i = self.where.get(turn_id)
@@ -144,7 +160,7 @@ def load(path: Path) -> list[Turn]:
     """The transcript's turns, in file order. The list is the caller's (append to it freely); the turns are
     shared with every other caller in this process, so change a past turn only to save it."""
     with _cache_lock:
-        return list(_refresh(path).turns)
+        return _refresh(path).numbered()
 
 
 def count(path: Path) -> int:
@@ -166,6 +182,15 @@ def unsaved(path: Path, turns: list[Turn]) -> bytes:
             elif saved != (turn.summary, turn.indexed):
                 lines.append(patch_line(turn.id, summary=turn.summary, indexed=turn.indexed))
     return b"".join(lines)
+
+
+def parse(data: bytes, path: Path) -> list[Turn]:
+    """Turns of transcript lines (patches applied, a turn twice kept once), numbered as they were written."""
+    entry = _Parsed()
+    for line in data.split(b"\n"):
+        if line.strip():
+            entry.apply(line, path)
+    return entry.turns
 
 
 # ---------------------------------------------------------------- writing (hold the project lock)

@@ -6,6 +6,7 @@ absolute path or a secret.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -14,16 +15,18 @@ import tempfile
 import time
 import unicodedata
 import uuid
+from collections import Counter
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from datetime import datetime, timezone
 
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
-from . import transcript
+from . import conflicts, transcript
 from .errors import ForgeError
 from .models import SCHEMA_VERSION, ProjectState, SessionState, Turn
 
@@ -34,10 +37,50 @@ MAX_FILENAME_BYTES = 180  # disks allow 255 bytes; leave room for ".md" and temp
 SUPPORTED_EXTENSIONS = (".md", ".markdown", ".docx")
 
 
-def slugify(name: str) -> str:
-    text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+SLUG_CHARS = 60
+SLUG_HASH_CHARS = 8
+
+# Scripts transliterated by table (cheap and unambiguous enough for a folder name); names in other
+# scripts get a slug from their hash. Either way the name itself is kept as the display name.
+_TRANSLIT = str.maketrans({
+    **dict(zip("абвгдеёжзийклмнопрстуфхцчшщъыьэюяєіїґўђјљњћџ",
+               ["a", "b", "v", "g", "d", "e", "e", "zh", "z", "i", "i", "k", "l", "m", "n", "o", "p", "r", "s",
+                "t", "u", "f", "kh", "ts", "ch", "sh", "shch", "", "y", "", "e", "yu", "ya", "ye", "i", "yi", "g",
+                "u", "dj", "j", "lj", "nj", "c", "dz"])),
+    **dict(zip("αβγδεζηθικλμνξοπρσςτυφχψωάέήίόύώϊϋΐΰ",
+               ["a", "v", "g", "d", "e", "z", "i", "th", "i", "k", "l", "m", "n", "x", "o", "p", "r", "s", "s",
+                "t", "y", "f", "ch", "ps", "o", "a", "e", "i", "i", "o", "y", "o", "i", "y", "i", "y"])),
+})
+
+
+def _ascii_slug(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-zA-Z0-9]+", "-", text).strip("-").lower()
-    return slug[:60].strip("-")
+    return slug[:SLUG_CHARS].strip("-")
+
+
+def _non_latin(name: str) -> bool:
+    """Whether the name has letters or digits outside the Latin script (which NFKD cannot spell in ASCII)."""
+    return any(ch.isalnum() and not ch.isascii() and not unicodedata.name(ch, "").startswith("LATIN")
+               for ch in name)
+
+
+def slugify(name: str) -> str:
+    """The project's folder name. Latin names keep the slug they always had; a name in another script
+    gets its transliteration (Cyrillic, Greek) or "project", plus a short hash of the name, so two
+    different names never share a folder and the same name always finds its own."""
+    if not _non_latin(name):
+        return _ascii_slug(name)
+    key = unicodedata.normalize("NFC", name.strip()).casefold()
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:SLUG_HASH_CHARS]
+    readable = _ascii_slug(unicodedata.normalize("NFC", name).lower().translate(_TRANSLIT))
+    readable = readable[: SLUG_CHARS - SLUG_HASH_CHARS - 1].strip("-") or "project"
+    return f"{readable}-{digest}"
+
+
+def legacy_slug(name: str) -> str:
+    """The slug names got before other scripts were spelled (their non-Latin letters simply dropped)."""
+    return _ascii_slug(name)
 
 
 def new_project_id() -> str:
@@ -150,7 +193,7 @@ class Workspace:
         slug = slugify(name)
         if not slug:
             raise ForgeError("A project name needs at least one letter or digit.")
-        root = Path(projects_root) / slug
+        root = projects_folder(projects_root) / slug
         if root.exists():
             raise ForgeError(f"A project called '{slug}' already exists.")
         ws = cls(root)
@@ -158,20 +201,22 @@ class Workspace:
             folder.mkdir(parents=True, exist_ok=True)
             (folder / ".gitkeep").touch()
         ws.save_state(SessionState(project_name=name.strip()))
-        ws.save_project_state(ProjectState(project_id=new_project_id()))
+        ws.save_project_state(ProjectState(project_id=new_project_id(), display_name=name.strip()))
         return ws
 
     @classmethod
     def open(cls, projects_root: Path, name: str) -> "Workspace":
-        root = Path(projects_root) / slugify(name)
-        if not (root / cls.STATE).exists():
-            raise ForgeError(f"There is no project called '{name}'. Create it with: forge new \"{name}\"")
-        return cls(root)
+        folder = projects_folder(projects_root)
+        # The slug, then the one a name got before other scripts were spelled (an older project's folder).
+        for slug in dict.fromkeys((slugify(name), legacy_slug(name))):
+            if slug and (folder / slug / cls.STATE).exists():
+                return cls(folder / slug)
+        raise ForgeError(f"There is no project called '{name}'. Create it with: forge new \"{name}\"")
 
     @staticmethod
     def list_projects(projects_root: Path) -> list[str]:
         """Slugs of the projects under the root, most recently active first."""
-        root = Path(projects_root)
+        root = projects_folder(projects_root)
         if not root.is_dir():
             return []
         found = [p for p in root.iterdir() if (p / Workspace.STATE).is_file()]
@@ -201,16 +246,20 @@ class Workspace:
         return self.root / self.OPERATION
 
     @contextmanager
-    def operation(self, label: str) -> Iterator[None]:
+    def operation(self, label: str, **details) -> Iterator[None]:
         """A change that spans several files and the vector store. The marker exists exactly as long as an
         operation holds the lock, and stays behind when it dies: finding it at the start of an operation
-        means a crash (or an error) interrupted the last one."""
+        means a crash (or an error) interrupted the last one.
+
+        The marker is {"operation": label, "pid", "started", **details}: `label` reads "upload NAME",
+        "delete NAME", "turn N", "reindex"...; `details` (JSON values, e.g. file=NAME) tell recovery more."""
         with self.locked():
             key = str(self.root.resolve())
             depth = _operation_depth.get(key, 0)
             if depth == 0:
                 atomic_write_text(self.operation_marker, json.dumps(
-                    {"operation": label, "pid": os.getpid(), "started": datetime.now(timezone.utc).isoformat()}))
+                    {**details, "operation": label, "pid": os.getpid(),
+                     "started": datetime.now(timezone.utc).isoformat()}, ensure_ascii=False))
             _operation_depth[key] = depth + 1
             try:
                 yield
@@ -221,6 +270,27 @@ class Workspace:
 
     def in_operation(self) -> bool:
         return _operation_depth.get(str(self.root.resolve()), 0) > 0
+
+    @contextmanager
+    def turn_slot(self, wait_s: float, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+        """Answer one message at a time per project: a second command waits (bounded) for the turn in
+        progress instead of racing it and having its own reply refused. `on_wait` runs once, before waiting."""
+        lock = FileLock(str(self.root / ".turn.lock"), is_singleton=True)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            if on_wait is not None:
+                on_wait()
+            try:
+                lock.acquire(timeout=wait_s)
+            except Timeout:
+                raise ProjectBusy(
+                    f"Project '{self.slug}' is still answering another message after {wait_s:.0f} s."
+                ) from None
+        try:
+            yield
+        finally:
+            lock.release()
 
     def interrupted_operation(self) -> dict | None:
         """What the last operation was doing when it died (ask while holding the lock), or None."""
@@ -265,9 +335,15 @@ class Workspace:
         try:
             return SessionState.model_validate_json(raw)
         except ValidationError as exc:
+            if conflicts.has_markers(raw.decode("utf-8", "replace")):
+                raise self.conflict_error(self.STATE) from None  # a merge to finish, not a damaged session
             if exc.errors()[0]["type"] == "json_invalid":
                 exc = ForgeError(f"{self.STATE} is not valid JSON")
             raise self._set_aside_unreadable_state(exc) from None
+
+    def conflict_error(self, filename: str) -> "UnresolvedConflict":
+        return UnresolvedConflict(f"Project '{self.slug}' has unresolved git conflict markers (in {filename}); "
+                                  f"run `forge doctor --fix {self.slug}`.")
 
     def _migrate_transcript(self) -> SessionState:
         """Move the turns of an older state.json (schema 2 and before) into turns.jsonl.
@@ -327,14 +403,21 @@ class Workspace:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
         aside = self.state_path.with_name(f"state.unreadable-{stamp}.json")
         os.replace(self.state_path, aside)
-        name = self.slug
-        self.save_state(SessionState(project_name=name, recovered_from=aside.name))
+        self.save_state(SessionState(project_name=self._display_name(), recovered_from=aside.name))
         reason = str(exc).splitlines()[0]
         kept = " and the conversation" if self.transcript_path.exists() else ""
-        return ForgeError(
+        error = ForgeError(
             f"The saved session of '{self.slug}' could not be read ({reason}); it was moved to {aside.name} "
             f"and a fresh session was started. Your uploads{kept} and files are untouched."
         )
+        notify(str(error))  # also when a caller (recovery, say) goes on without showing the error
+        return error
+
+    def _display_name(self) -> str:
+        try:
+            return self.load_project_state().display_name or self.slug
+        except ForgeError:
+            return self.slug
 
     def save_state(self, state: SessionState) -> None:
         """state.json (small: no turns), after appending to turns.jsonl whatever of `state.turns` it lacks:
@@ -344,6 +427,7 @@ class Workspace:
         if lines:
             with self.locked():
                 transcript.append(self.transcript_path, lines)
+        state.updated_at = saved_at()  # which side is newer, should two clones' saves meet in a git merge
         atomic_write_text(self.state_path, state.model_dump_json(indent=1))
 
     def append_turn(self, turn: Turn) -> None:
@@ -371,13 +455,122 @@ class Workspace:
     def load_project_state(self) -> ProjectState:
         if not self.project_state_path.exists():
             return ProjectState()
-        return ProjectState.model_validate(_read_json(self.project_state_path))
+        try:
+            raw = self.project_state_path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ForgeError(f"{self.PROJECT_STATE} in project '{self.slug}' is not text; restore it from git "
+                             f"or run `forge doctor --fix {self.slug}`.") from None
+        if conflicts.has_markers(raw):
+            raise self.conflict_error(self.PROJECT_STATE)
+        try:
+            return ProjectState.model_validate(json.loads(raw))
+        except json.JSONDecodeError as exc:
+            raise ForgeError(f"{self.PROJECT_STATE} in project '{self.slug}' is not valid JSON ({exc.msg}); "
+                             "restore it from git.") from None
+        except ValidationError as exc:
+            where = ".".join(map(str, exc.errors()[0]["loc"])) or "the top level"
+            raise ForgeError(f"{self.PROJECT_STATE} in project '{self.slug}' is not a Forge file list ({where}: "
+                             f"{exc.errors()[0]['msg'].lower()}); restore it from git.") from None
 
     def save_project_state(self, project_state: ProjectState) -> None:
         """project_state.json and context.md are written from the same value: one source of truth."""
+        project_state.updated_at = saved_at()
         atomic_write_text(self.project_state_path, project_state.model_dump_json(indent=1))
         body = project_state.org_context.strip() or "_No organisation context recorded yet._"
         atomic_write_text(self.context_path, f"# Organisation context\n\n{body}\n")
+
+    # ---- git merges (forge doctor --fix)
+    def resolve_conflicts(self) -> "ConflictRepair":
+        """Finish a git merge of this workspace Forge's way, keeping both sides (see conflicts.py). Each
+        conflicted file is kept beside as NAME.conflict-STAMP; a file that cannot be merged stops here in
+        one sentence, before anything is written."""
+        repair = ConflictRepair()
+        with self.locked():
+            merged_files = []
+            for path, merge, model in ((self.state_path, conflicts.merge_state, SessionState),
+                                       (self.project_state_path, conflicts.merge_manifest, ProjectState)):
+                text = _read_text(path)
+                if text is None or not conflicts.has_markers(text):
+                    continue
+                try:
+                    ours, theirs = conflicts.parse_sides(text)
+                    if not (isinstance(ours, dict) and isinstance(theirs, dict)):
+                        raise conflicts.Unmergeable("a side is not a JSON object")
+                    merged, notes = merge(ours, theirs)
+                    model.model_validate(merged)
+                except (conflicts.Unmergeable, ValidationError) as exc:
+                    reason = str(exc).splitlines()[0]
+                    raise ForgeError(f"{path.name} of project '{self.slug}' has git conflicts Forge cannot merge "
+                                     f"({reason}); merge it by hand, then run `forge doctor --fix {self.slug}`."
+                                     ) from None
+                merged_files.append((path, merged, notes))
+            for path, merged, notes in merged_files:  # all merges worked out: now write them
+                aside = self._keep_aside(path)
+                atomic_write_text(path, json.dumps(merged, indent=1, ensure_ascii=False))
+                log.info("resolved the git conflict in %s of %s (%d values set aside)", path.name, self.slug,
+                         len(notes))
+                repair.lines.append(f"Merged the git conflict in {path.name}, keeping both sides (the conflicted "
+                                    f"file is kept as {aside.name}).")
+                repair.lines += [f"{path.name}: {note}." for note in notes]
+            context = _read_text(self.context_path)
+            if merged_files or (context is not None and conflicts.has_markers(context)):
+                self.save_project_state(self.load_project_state())  # context.md is written from the manifest
+                if context is not None and conflicts.has_markers(context):
+                    repair.lines.append(f"Rewrote {self.CONTEXT} from {self.PROJECT_STATE} (it had git conflict "
+                                        "markers).")
+            self._repair_transcript(repair)
+        return repair
+
+    def _repair_transcript(self, repair: "ConflictRepair") -> None:
+        """turns.jsonl: drop conflict markers (keeping both sides' lines), a turn twice once (by id), and
+        renumber turns two clones numbered alike. Renumbered turns are marked unremembered, so memory is
+        stored again under their new numbers."""
+        try:
+            raw = self.transcript_path.read_bytes()
+        except FileNotFoundError:
+            return
+        text = raw.decode("utf-8", "surrogateescape")
+        marked = conflicts.has_markers(text)
+        if marked:
+            kept = conflicts.transcript_lines(text)
+            raw = "".join(f"{line}\n" for line in kept).encode("utf-8", "surrogateescape")
+        turns = transcript.parse(raw, self.transcript_path)
+        numbers = [t.number for t in turns]
+        fixed = conflicts.renumber(numbers)
+        if not marked and fixed == numbers:
+            return
+        repeated = {n for n, times in Counter(numbers).items() if times > 1}
+        renumbered = [n for t, n in zip(turns, fixed) if t.number != n]
+        for i, (turn, number) in enumerate(zip(turns, fixed)):
+            if turn.number != number or turn.number in repeated:  # both turns of a pair: memory may hold either
+                turns[i] = turn.model_copy(update={"number": number, "indexed": False})
+        aside = self._keep_aside(self.transcript_path)
+        atomic_write_bytes(self.transcript_path, transcript.encode(turns))
+        transcript.fsync_dir(self.root)
+        repair.renumbered |= set(renumbered)
+        what = "joined both sides of its git conflict" if marked else "found turn numbers used twice"
+        moved = f"; renumbered {len(renumbered)} turn(s) that two clones had numbered alike" if renumbered else ""
+        repair.lines.append(f"{self.TRANSCRIPT}: {what}{moved} (the old file is kept as {aside.name}).")
+        log.info("repaired the transcript of %s: %d turns, %d renumbered", self.slug, len(turns), len(renumbered))
+
+    def _keep_aside(self, path: Path) -> Path:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        aside = path.with_name(f"{path.name}.conflict-{stamp}")
+        atomic_write_bytes(aside, path.read_bytes())
+        return aside
+
+
+@dataclass
+class ConflictRepair:
+    lines: list[str] = field(default_factory=list)  # what was merged and what was set aside, for the PM
+    renumbered: set[int] = field(default_factory=set)  # the new numbers of turns that had to move
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return None
 
 
 TRANSCRIPT_SCHEMA = 3  # the first schema whose state.json holds no turns
@@ -388,8 +581,38 @@ TRANSCRIPT_SCHEMA = 3  # the first schema whose state.json holds no turns
 _operation_depth: dict[str, int] = {}
 
 
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ForgeError(f"{path.name} in project '{path.parent.name}' is not valid JSON ({exc.msg}).") from None
+def saved_at() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def projects_folder(projects_root: Path) -> Path:
+    """The folder projects live in; one sentence when the setting names something that is not a folder."""
+    root = Path(projects_root)
+    if root.exists() and not root.is_dir():
+        raise ForgeError(f"FORGE_PROJECTS_DIR ({root}) is a file, not a folder; point it at a folder.")
+    return root
+
+
+class UnresolvedConflict(ForgeError):
+    """A workspace file still holds git conflict markers: nothing can be read until `forge doctor --fix`."""
+
+
+class ProjectBusy(ForgeError):
+    """Another command or window holds the project for longer than the caller would wait."""
+
+
+# ---- notices: what the user must hear even when the code that noticed goes on (CLI stderr, app notices)
+_notices: list[str] = []
+
+
+def notify(text: str) -> None:
+    log.warning("%s", text)
+    if text not in _notices:
+        _notices.append(text)
+
+
+def take_notices() -> list[str]:
+    """The notices not yet shown, oldest first (each is shown once)."""
+    taken = list(_notices)
+    _notices.clear()
+    return taken

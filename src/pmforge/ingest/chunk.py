@@ -9,16 +9,24 @@
 
 Every parent and leaf keeps `start`/`end` into the Markdown, and its text is
 exactly `markdown[start:end]`: the same offsets power citations and evaluation.
+
+Every step is linear in the input (no pattern that backtracks over a whole line, no
+walk back to the start of a table per leaf), so a hostile file costs time in
+proportion to its size, which the upload limits bound.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from ..tokens import count_tokens
 
-_HEADING = re.compile(r"^(#{1,3})[ \t]+(.+?)[ \t#]*$")
+# The title's trailing spaces and closing #s are stripped after the match: a lazy title followed by
+# `[ \t#]*$` backtracks quadratically on a long line of "# # # …".
+_HEADING = re.compile(r"(#{1,3})[ \t](.+)")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=\S)")
 
@@ -63,40 +71,78 @@ def breadcrumb(filename: str, path: list[str]) -> str:
     return "[Source: " + " > ".join([filename, *path]) + "]"
 
 
-def table_header_at(markdown: str, offset: int) -> str:
-    """When `offset` falls inside a Markdown table below its header, the header and separator rows;
+class TableHeaders:
+    """The header rows of the Markdown tables of one document, found in one pass over its lines.
+
+    `at(offset)`: when `offset` falls inside a table below its header, the header and separator rows;
     a leaf cut from the middle of a long table embeds with them so its rows keep their meaning."""
-    line_start = markdown.rfind("\n", 0, offset) + 1
-    if not markdown[line_start:offset + 1].lstrip().startswith("|"):
-        return ""
-    first = line_start
-    while first > 0:
-        prev = markdown.rfind("\n", 0, first - 1) + 1
-        if not markdown[prev:first].lstrip().startswith("|"):
-            break
-        first = prev
-    if first == line_start:
-        return ""
-    rows = markdown[first:line_start].splitlines()
-    if len(rows) < 2 or not re.match(r"^\s*\|?\s*:?-{2,}", rows[1]):
-        return ""
-    if not rows[0].replace("|", "").strip() and len(rows) > 2:
-        return "\n".join(rows[:3]) + "\n"  # Word tables convert with an empty header; the real one is next
-    return rows[0] + "\n" + rows[1] + "\n"
+
+    def __init__(self, markdown: str):
+        self.markdown = markdown
+        self.starts = [0] + [m.end() for m in re.finditer("\n", markdown)]
+        self.first: list[int] = []  # per line: index of the first line of its table, or -1
+        first = -1
+        for i in range(len(self.starts)):
+            first = (i if first < 0 else first) if self._line(i).lstrip().startswith("|") else -1
+            self.first.append(first)
+        self._headers: dict[tuple[int, bool], str] = {}
+
+    def _line(self, i: int) -> str:
+        end = self.starts[i + 1] if i + 1 < len(self.starts) else len(self.markdown)
+        return self.markdown[self.starts[i] : end].rstrip("\r\n")
+
+    def at(self, offset: int) -> str:
+        i = bisect_right(self.starts, offset) - 1
+        first = self.first[i] if 0 <= i < len(self.first) else -1
+        if first < 0 or i - first < 2:
+            return ""
+        key = (first, i - first > 2)  # rows below the third also get the third (see _header)
+        if key not in self._headers:
+            self._headers[key] = self._header(first, key[1])
+        return self._headers[key]
+
+    def _header(self, first: int, third_too: bool) -> str:
+        head, separator = self._line(first), self._line(first + 1)
+        if not _is_separator(separator):
+            return ""
+        if third_too and not head.replace("|", "").strip():
+            # Word tables convert with an empty header; the real one is the next row
+            return f"{head}\n{separator}\n{self._line(first + 2)}\n"
+        return f"{head}\n{separator}\n"
 
 
-def split_sections(markdown: str) -> list[Section]:
-    """Sections from each heading to the next; text before the first heading is its own section."""
-    heads: list[tuple[int, int, str]] = []  # (offset, level, title)
+def _is_separator(line: str) -> bool:
+    """A table's "| --- | :-- |" row."""
+    rest = line.strip()
+    return bool(re.match(r":?-{2,}", (rest[1:] if rest.startswith("|") else rest).lstrip()))
+
+
+def table_header_at(markdown: str, offset: int) -> str:
+    """One lookup; to look up many offsets of one document, build a TableHeaders once."""
+    return TableHeaders(markdown).at(offset)
+
+
+def _headings(markdown: str) -> Iterator[tuple[int, int, str]]:
+    """(offset, level, raw title) of each `#`, `##` and `###` heading outside code fences."""
     offset, in_fence = 0, False
     for line in markdown.splitlines(keepends=True):
         if _FENCE.match(line):
             in_fence = not in_fence
-        elif not in_fence:
+        elif not in_fence and line.startswith("#"):
             m = _HEADING.match(line.rstrip("\r\n"))
             if m:
-                heads.append((offset, len(m.group(1)), _clean_title(m.group(2))))
+                text = m.group(2).strip(" \t")
+                yield offset, len(m.group(1)), text.rstrip(" \t#") or text[:1]
         offset += len(line)
+
+
+def heading_count(markdown: str) -> int:
+    return sum(1 for _ in _headings(markdown))
+
+
+def split_sections(markdown: str) -> list[Section]:
+    """Sections from each heading to the next; text before the first heading is its own section."""
+    heads = [(offset, level, _clean_title(title)) for offset, level, title in _headings(markdown)]
 
     sections: list[Section] = []
     if not heads or heads[0][0] > 0:
@@ -113,8 +159,11 @@ def split_sections(markdown: str) -> list[Section]:
     return sections
 
 
+MAX_TITLE_CHARS = 200  # a title travels with every leaf of its section (breadcrumb, metadata)
+
+
 def _clean_title(title: str) -> str:
-    return re.sub(r"[*_`]+", "", title).strip()
+    return re.sub(r"[*_`]+", "", title[: MAX_TITLE_CHARS * 2]).strip()[:MAX_TITLE_CHARS].rstrip()
 
 
 def _merge_small(markdown: str, sections: list[Section], sizes: ChunkSizes) -> list[Section]:
@@ -204,17 +253,43 @@ _SPLITTERS = (_sentence_spans, _line_spans)
 
 def _hard_cut(markdown: str, s: int, e: int, limit: int) -> list[tuple[int, int, int]]:
     out, pos = [], s
-    words = list(re.finditer(r"\S+\s*", markdown[s:e]))
     chunk_start, tokens = s, 0
-    for w in words:
-        wt = count_tokens(w.group())
-        if tokens and tokens + wt > limit:
-            out.append((chunk_start, s + w.start(), tokens))
-            chunk_start, tokens = s + w.start(), 0
-        tokens += wt
-        pos = s + w.end()
+    for gs, ge in _word_groups(markdown, s, e, limit):
+        gt = count_tokens(markdown[gs:ge])
+        if tokens and tokens + gt > limit:
+            out.append((chunk_start, gs, tokens))
+            chunk_start, tokens = gs, 0
+        tokens += gt
+        pos = ge
     out.append((chunk_start, max(pos, e), tokens))
     return out
+
+
+_WORD = re.compile(r"\S+\s*")
+
+
+def _word_groups(markdown: str, s: int, e: int, limit: int) -> Iterator[tuple[int, int]]:
+    """The places a leaf may end: runs of whole words of about `limit` / 8 characters (counting tokens
+    per run, not per word, keeps a million one-letter words quick), and a word longer than a leaf
+    (an inline base64 image, text with no spaces) in pieces of `limit` / 4 characters, which stay
+    within `limit` tokens even where a character costs several."""
+    run, piece = max(limit // 8, 1), max(limit // 4, 1)
+    start = end = None
+    for m in _WORD.finditer(markdown, s, e):
+        a, b = m.span()
+        if b - a > piece:
+            if start is not None:
+                yield start, end
+                start = None
+            yield from ((p, min(p + piece, b)) for p in range(a, b, piece))
+            continue
+        start = a if start is None else start
+        end = b
+        if end - start >= run:
+            yield start, end
+            start = None
+    if start is not None:
+        yield start, end
 
 
 def _pack(units: list[tuple[int, int, int]], limit: int) -> list[tuple[int, int, int]]:

@@ -1,16 +1,22 @@
 """Upload → convert → chunk → summarize → embed → store → manifest; delete; reindex.
 
 One code path behind `forge ingest`, the sidebar upload and `forge reindex`.
-The original is always kept in `uploads/`, even when it cannot be parsed, and the
-vector store and the manifest are changed together: new chunks go in before old
-ones come out, so a replaced file is never missing from search.
+The original of a readable type is kept in `uploads/`, even when it cannot be parsed;
+a file of another type, or one that looks like a credential, is refused before
+anything is written (a workspace is committed to git). The vector store and the
+manifest are changed together: a new version of an indexed file is converted, checked
+and indexed beside the old one and only then swapped in, so a replaced file is never
+missing from search and a refused replacement leaves the old version as it was.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import logging
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -23,10 +29,10 @@ from ..project import Project
 from ..store.client import StoreUnavailable
 from ..store.collections import LeafRecord, ParentRecord
 from ..turn.render import inert
-from ..turn.remember import asked_before, remember, summarize_turn
+from ..turn.remember import asked_before, catch_up, remember, summarize_turn
 from ..workspace import atomic_write_bytes, atomic_write_text, safe_filename
-from .chunk import ChunkSizes, Parent, breadcrumb, chunk_markdown, table_header_at
-from .convert import convert
+from .chunk import ChunkSizes, Parent, TableHeaders, breadcrumb, chunk_markdown, heading_count
+from .convert import SUPPORTED, Budget, Converted, convert, extension, unsupported_message
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +54,18 @@ class IngestResult:
 
 # Status of a file whose indexing the vector store broke off; forge doctor --fix (or recovery) retries it.
 INTERRUPTED = "not indexed: interrupted"
+
+# Pastes are saved as "pasted-turn-N.md" (turn/sandbox.py). The prefix is theirs alone: an upload with such a
+# name is stored as "upload-pasted-turn-N.md", so a paste never overwrites a PM's file, nor a file a paste.
+PASTE_PREFIX = "pasted-turn-"
+RENAMED_PASTE_PREFIX = "upload-"
+
+# Files a workspace never keeps, whatever their extension: it is committed to git and shared.
+CREDENTIAL_NAMES = (
+    ".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.ppk", "*.kdbx",
+    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "credentials", "credentials*.json", "client_secret*.json",
+    "service-account*.json", ".netrc", ".npmrc", ".pypirc", ".git-credentials", ".htpasswd",
+)
 
 
 def _quiet(stage: str, done: int, total: int) -> None:
@@ -82,6 +100,7 @@ def _index(
     """Embed leaf windows (breadcrumb, and a table's header rows, prepended) and store leaves and
     parents. Returns the leaf count."""
     embedder = project.services.embedder
+    tables = TableHeaders(markdown)  # one pass over the lines, not one walk back per leaf
     leaves: list[LeafRecord] = []
     parent_records: list[ParentRecord] = []
     for pi, parent in enumerate(parents):
@@ -90,7 +109,7 @@ def _index(
         crumb = breadcrumb(filename, parent.path)
         for li, leaf in enumerate(parent.leaves):
             leaf_id = f"{pid}:l{li}"
-            context = f"{crumb}\n{table_header_at(markdown, leaf.start)}"
+            context = f"{crumb}\n{tables.at(leaf.start)}"
             for wi, (ws, we) in enumerate(embedder.windows(leaf.text)):
                 leaves.append(LeafRecord(
                     f"{leaf_id}:w{wi}", leaf_id, pid, context + leaf.text[ws:we], leaf.start + ws, leaf.start + we
@@ -118,45 +137,58 @@ def _index(
     return len({l.leaf_id for l in leaves})
 
 
-def ingest_file(project: Project, filename: str, data: bytes, progress: Progress | None = None) -> IngestResult:
+def ingest_file(project: Project, filename: str, data: bytes, progress: Progress | None = None, *,
+                named_by_forge: bool = False) -> IngestResult:
+    """Index one upload. `named_by_forge`: the name is Forge's own (a paste), so it may use the paste prefix."""
     progress = progress or _quiet
     settings = project.settings
     ws = project.ws
     try:
-        name = safe_filename(filename)
+        name = _stored_name(ws, safe_filename(filename), data, named_by_forge)
     except ForgeError as exc:
         return IngestResult(filename, False, str(exc))
+    refusal = _refusal(filename, name, data)
     sha = hashlib.sha256(data).hexdigest()
     with project.operation(f"upload {name}"):
         manifest = ws.load_project_state()
         previous = manifest.find(name)  # case-insensitive: "Plan.md" replaces "plan.md"
+        if refusal:
+            if previous is not None and not previous.indexed and _refusal(previous.filename, previous.filename, b""):
+                _forget(project, manifest, previous)  # kept by an older Forge: its bytes leave the workspace now
+            log.warning("refused an upload: %s", refusal)
+            return IngestResult(name, False, refusal)
         if previous and previous.sha256 == sha and previous.indexed:
             return IngestResult(name, True, f"{name} is already uploaded with the same content; nothing changed.", previous)
-        if previous and previous.filename != name:
-            (ws.uploads / previous.filename).unlink(missing_ok=True)
-            ws.converted_path(previous.filename).unlink(missing_ok=True)
-        atomic_write_bytes(ws.uploads / name, data)  # kept whatever happens next
+        # An indexed version stays in place, searchable, until the new one is indexed: the new bytes wait
+        # beside it under a hidden temporary name (git-ignored, and swept by recovery if Forge dies).
+        replacing = previous is not None and previous.indexed
+        if previous and previous.filename != name and not replacing:
+            _remove_files(ws, previous.filename)
+        upload = ws.uploads / (f".{name}.{os.urandom(6).hex()}.tmp" if replacing else name)
+        atomic_write_bytes(upload, data)  # a new file is kept whatever happens next
         entry = FileSummary(filename=name, file_id=file_id_for(name, sha), sha256=sha, uploaded_at=now_iso())
         try:
             progress("Converting", 0, 1)
             converted = convert_upload(project, name, data)
             entry.note = converted.note
             entry.content_sha256 = hashlib.sha256(converted.markdown.encode("utf-8")).hexdigest()
-            if (previous and previous.indexed and previous.filename == name
-                    and previous.content_sha256 == entry.content_sha256):
+            if replacing and previous.filename == name and previous.content_sha256 == entry.content_sha256:
+                _put_upload(ws, upload, name, previous)
                 previous.sha256 = sha
                 _swap_entry(project, manifest, previous, previous)
                 return IngestResult(name, True, f"{name} has the same content as before; nothing changed.", previous)
             twin = next((f for f in manifest.file_summaries if f.indexed and f is not previous
                          and f.content_sha256 == entry.content_sha256), None)
             if twin:
+                _put_upload(ws, upload, name, previous)
                 ws.converted_path(name).unlink(missing_ok=True)
                 entry.status = _twin_status(twin.filename)
                 _swap_entry(project, manifest, previous, entry)
                 return IngestResult(name, True, f"{name} has the same content as {twin.filename}, which is "
                                     "already indexed; it is kept but not indexed twice.", entry)
             entry.file_id = file_id_for(name, entry.content_sha256)
-            atomic_write_text(ws.converted_path(name), converted.markdown)
+            if not replacing:
+                atomic_write_text(ws.converted_path(name), converted.markdown)
             progress("Chunking", 0, 1)
             parents = chunk_markdown(converted.markdown, chunk_sizes(settings))
             if not parents:
@@ -165,20 +197,34 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
             entry.summary = summarize_file(project, name, converted.markdown)
             entry.chunk_count = _index(project, entry.file_id, name, converted.markdown, parents, progress)
             entry.parent_count = len(parents)
+            if replacing:
+                # The swap: the upload first (from here on, recovery sees new bytes and finishes or retries
+                # the upload), then its converted text, then the manifest; the old passages go last.
+                _put_upload(ws, upload, name, previous)
+                atomic_write_text(ws.converted_path(name), converted.markdown)
         except StoreUnavailable as exc:
             # The store may hold part of the file and cannot be cleaned now: keep the operation marked
             # unfinished, so the next operation (or forge doctor) removes the remains once the store is back.
+            if replacing:  # the indexed version stays listed; only the new version's remains are unlisted
+                raise
             entry.status = f"{INTERRUPTED} ({exc})"
             ws.converted_path(name).unlink(missing_ok=True)
             manifest.file_summaries = [f for f in manifest.file_summaries if f is not previous] + [entry]
             ws.save_project_state(manifest)
             raise
         except ForgeError as exc:
+            if replacing:
+                message = f"{str(exc).rstrip('.')}; the previous version of {name} stays indexed."
+                log.warning("kept the previous version of %s: %s", name, exc)
+                return IngestResult(name, False, message, previous)
             log.warning("not indexed %s: %s", name, exc)
             entry.status = f"not indexed: {exc}"
             ws.converted_path(name).unlink(missing_ok=True)  # no Markdown without chunks behind it
             _swap_entry(project, manifest, previous, entry)
             return IngestResult(name, False, str(exc), entry)
+        finally:
+            if replacing:  # new bytes not swapped in (refused, failed, interrupted) leave no trace
+                upload.unlink(missing_ok=True)
         _swap_entry(project, manifest, previous, entry)
         progress("Done", 1, 1)
     log.info("indexed %s: %d passages in %d sections", name, entry.chunk_count, entry.parent_count)
@@ -188,8 +234,74 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
     return IngestResult(name, True, f"{verb} {name}: {passages} in {sections}.", entry)
 
 
-def convert_upload(project: Project, filename: str, data: bytes):
-    return convert(filename, data, int(project.settings.max_upload_mb * 1_000_000))
+def _stored_name(ws, name: str, data: bytes, named_by_forge: bool) -> str:
+    """The name an upload is kept under: a PM's file named like a paste is renamed (see PASTE_PREFIX). A
+    file Forge reads back from uploads/ (forge doctor, a twin standing in for a deleted file) arrives with
+    the very bytes stored under its name and keeps that name: nothing else can be overwritten that way."""
+    if named_by_forge or not name.casefold().startswith(PASTE_PREFIX):
+        return name
+    stored = ws.uploads / name
+    if stored.is_file() and stored.read_bytes() == data:
+        return name
+    return safe_filename(RENAMED_PASTE_PREFIX + name)
+
+
+def _refusal(filename: str, name: str, data: bytes) -> str | None:
+    """Why an upload is not even kept, or None: a credential (by name, or a private key inside), or a type
+    Forge cannot read (its bytes would sit in a folder committed to git for nothing)."""
+    base = "".join(ch for ch in filename.replace("\\", "/").split("/")[-1] if ch.isprintable()).strip() or name
+    if looks_like_credentials(base) or looks_like_credentials(name) or _holds_private_key(data):
+        return (f"Forge did not keep {base}: it looks like a credentials file, and a project is shared through "
+                "git, so keys and passwords must stay out of it.")
+    if extension(name) not in SUPPORTED:
+        return unsupported_message(name)
+    return None
+
+
+def looks_like_credentials(filename: str) -> bool:
+    base = filename.casefold()
+    return any(fnmatch.fnmatchcase(base, pattern) for pattern in CREDENTIAL_NAMES)
+
+
+def _holds_private_key(data: bytes) -> bool:
+    return b"-----BEGIN" in data and b"PRIVATE KEY-----" in data
+
+
+def _forget(project: Project, manifest, entry: FileSummary) -> None:
+    manifest.file_summaries = [f for f in manifest.file_summaries if f is not entry]
+    project.ws.save_project_state(manifest)
+    _remove_files(project.ws, entry.filename)
+
+
+def _remove_files(ws, filename: str) -> None:
+    (ws.uploads / filename).unlink(missing_ok=True)
+    ws.converted_path(filename).unlink(missing_ok=True)
+
+
+def _put_upload(ws, staged: Path, name: str, previous: FileSummary | None) -> None:
+    """Move a staged upload into place (a no-op for one written in place), and drop the files of the
+    version it replaces when that had a differently cased name (on a case-insensitive disk they are the
+    same file, already replaced)."""
+    target = ws.uploads / name
+    if staged != target:
+        os.replace(staged, target)
+    if previous is not None and previous.filename != name:
+        for old, new in ((ws.uploads / previous.filename, target),
+                         (ws.converted_path(previous.filename), ws.converted_path(name))):
+            if old.exists() and not (new.exists() and os.path.samefile(old, new)):
+                old.unlink()
+
+
+def convert_upload(project: Project, filename: str, data: bytes) -> Converted:
+    """Convert under the project's budgets (time, memory, text size, headings): ForgeError over any."""
+    settings = project.settings
+    budget = Budget(settings.convert_timeout_s, settings.convert_memory_mb, settings.max_text_chars)
+    converted = convert(filename, data, int(settings.max_upload_mb * 1_000_000), budget)
+    headings = heading_count(converted.markdown)
+    if headings > settings.max_sections:
+        raise ForgeError(f"{filename} has {headings:,} headings, more than the {settings.max_sections:,} Forge "
+                         "indexes in one file; split it into smaller files and upload those.")
+    return converted
 
 
 def chunk_sizes(settings) -> ChunkSizes:
@@ -222,7 +334,7 @@ def delete_file(project: Project, filename: str) -> str:
     for twin in twins:
         upload = ws.uploads / twin
         if upload.exists():
-            ingest_file(project, twin, upload.read_bytes())
+            ingest_file(project, twin, upload.read_bytes(), named_by_forge=True)
     log.info("deleted %s", entry.filename)
     return f"Deleted {entry.filename}."
 
@@ -245,17 +357,77 @@ def reindex_entry(project: Project, entry: FileSummary) -> None:
     entry.parent_count = len(parents)
 
 
-def reindex(project: Project, progress: Progress | None = None) -> str:
-    """Rebuild the project's vectors from uploads/ and the transcript (after a clone or an embedder change)."""
+def reindex(project: Project, progress: Progress | None = None, force: bool = False) -> str:
+    """`forge reindex`: add what this clone's files and transcript need and the store lacks — listed files
+    with no vectors are indexed (one another clone already indexed, same file id, is only claimed, not
+    embedded again), turns the memory lacks are remembered, keyword caches behind their collection are
+    rebuilt from the texts Chroma holds. Nothing is dropped, so it is safe on a store other clones share.
+
+    `force` (`forge reindex --force`, the only way anything is dropped): drop the project's collections —
+    on a shared server every clone's — and rebuild them from this clone's files and transcript, holding the
+    project's lease. An embedded store is this clone's alone: vectors of another embedder are rebuilt there
+    without asking, as a fresh clone's would be."""
     progress = progress or _quiet
-    ws = project.ws
+    store = project.store
+    mismatch = store.mismatched()
+    if mismatch and not force:
+        if store.shared:
+            raise ForgeError(
+                f"The shared vectors of '{project.ws.slug}' were made with {mismatch}, not {store.signature}; "
+                f"run `forge reindex --force {project.ws.slug}` to rebuild them for every clone."
+            )
+        force = True
+    return _rebuild(project, progress) if force else _catch_up(project, progress)
+
+
+def _catch_up(project: Project, progress: Progress) -> str:
+    ws, store, services = project.ws, project.store, project.services
     with ws.operation("reindex"):
-        project.store.drop_all()
+        upkeep = project.upkeep()  # again, under the lock: another window may have caught up meanwhile
+        for name in upkeep.stale_keywords:
+            progress("Rebuilding the keyword index", 0, 1)
+            store.rebuild_keyword(name)
+        manifest = ws.load_project_state()
+        listed = [f for f in manifest.file_summaries if f.indexed]
+        missing = [f for f in listed if f.filename in upkeep.missing_files]
+        for i, entry in enumerate(missing):
+            progress(f"Indexing {entry.filename}", i, len(missing))
+            reindex_entry(project, entry)
+        for entry in listed:
+            if entry.file_id in upkeep.unclaimed_files:
+                store.claim(entry.file_id, entry.filename)
+        if missing:
+            ws.save_project_state(manifest)
+        state = ws.load_state()
+        stored = store.turn_ids()
+        if upkeep.unremembered and any(turn_id.isdigit() for turn_id in stored):
+            store.adopt_numbered_turns(state.turns)  # memory from before turn ids: re-keyed, not re-embedded
+            stored = store.turn_ids()
+        progress("Remembering the conversation", 0, 1)
+        remembered = catch_up(store, services.embedder, services.llm, state, project.settings, ws=ws, stored=stored)
+    progress("Done", 1, 1)
+    done = [f"{_plural(len(missing), 'file')} indexed", f"{_plural(len(remembered), 'turn')} remembered"]
+    if upkeep.stale_keywords:
+        done.append("keyword index rebuilt")
+    return f"Caught up '{ws.slug}': {', '.join(done)}; nothing was dropped."
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _rebuild(project: Project, progress: Progress) -> str:
+    """Drop and rebuild, holding the project's lease (renewed between files) so no other clone drops or
+    deletes at the same time."""
+    ws, store = project.ws, project.store
+    with ws.operation("reindex --force"), store.lease("rebuilding") as lease:
+        store.drop_all()
         manifest = ws.load_project_state()
         files = [f for f in manifest.file_summaries if f.indexed]
         for i, entry in enumerate(files):
             progress(f"Re-indexing {entry.filename}", i, len(files))
             reindex_entry(project, entry)
+            lease.renew()
         ws.save_project_state(manifest)
         state = ws.load_state()
         for i, turn in enumerate(state.turns):

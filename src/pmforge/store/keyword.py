@@ -16,6 +16,7 @@ import json
 import re
 import sqlite3
 import threading
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -58,27 +59,59 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+@dataclass(frozen=True, eq=False)
+class _Snapshot:
+    """One consistent state of a `KeywordIndex`: ids, tokens, metadata and the matrix built from them, never
+    changed after it is made. A reader takes one reference and uses only it, so a write swapping in the next
+    snapshot can never pair one record's id with another's row."""
+
+    ids: tuple[str, ...] = ()
+    tokens: tuple[tuple[str, ...], ...] = ()
+    meta: tuple[dict, ...] = ()
+    bm25: bm25s.BM25 | None = None
+    sets: tuple[frozenset[str], ...] = ()
+    df: dict[str, int] = field(default_factory=dict)
+    seen: tuple[int, int] | None = None  # the file's (mtime, size) this snapshot matches
+
+    @classmethod
+    def build(cls, ids, tokens, meta, seen: tuple[int, int] | None = None) -> "_Snapshot":
+        tokens = tuple(tuple(t) for t in tokens)
+        sets = tuple(frozenset(t) for t in tokens)
+        df: dict[str, int] = {}
+        for distinct in sets:
+            for token in distinct:
+                df[token] = df.get(token, 0) + 1
+        bm25 = None
+        if ids:
+            bm25 = bm25s.BM25()
+            # An empty token list would break the matrix; a placeholder keeps positions aligned and never matches.
+            bm25.index([list(t) or ["\u2400"] for t in tokens], show_progress=False)
+        return cls(tuple(ids), tokens, tuple(meta), bm25, sets, df, seen)
+
+    def idf(self, token: str) -> float:
+        n, df = len(self.ids), self.df.get(token, 0)
+        return float(np.log(1 + (n - df + 0.5) / (df + 0.5)))
+
+    def weights(self, query: str) -> dict[str, float]:
+        return {t: self.idf(t) for t in set(tokenize(query)) - QUESTION_FRAMING}
+
+    def coverage(self, weights: dict[str, float], position: int) -> float:
+        total = sum(weights.values())
+        return sum(w for t, w in weights.items() if t in self.sets[position]) / total if total else 0.0
+
+
 class KeywordIndex:
     def __init__(self, folder: Path, name: str):
         self.path = Path(folder) / f"{name}.json"
-        self._lock = threading.Lock()
-        self._ids: list[str] = []
-        self._tokens: list[list[str]] = []
-        self._meta: list[dict] = []
-        self._bm25: bm25s.BM25 | None = None
-        self._sets: list[set[str]] = []
-        self._df: dict[str, int] = {}
-        self._seen: tuple[int, int] | None = None
+        self._lock = threading.Lock()  # one writer at a time; readers never take it unless the file changed
         self.stale = False  # saved with another tokenizer: the store rebuilds it from its own texts
-        self._load()
+        self._snapshot = self._read_file()
 
     def __len__(self) -> int:
-        self._refresh()
-        return len(self._ids)
+        return len(self._current().ids)
 
     def ids(self) -> set[str]:
-        self._refresh()
-        return set(self._ids)
+        return set(self._current().ids)
 
     def _on_disk(self) -> tuple[int, int] | None:
         try:
@@ -87,112 +120,92 @@ class KeywordIndex:
             return None
         return st.st_mtime_ns, st.st_size
 
-    def _load(self) -> None:
-        self._seen = self._on_disk()
-        self._ids, self._tokens, self._meta = [], [], []
-        if self._seen is not None:
-            try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
-                if data.get("format") != INDEX_FORMAT:
-                    self.stale = True
-                else:
-                    self._ids, self._tokens, self._meta = data["ids"], data["tokens"], data["meta"]
-            except (ValueError, KeyError):
-                pass  # unreadable: starts empty, and forge doctor rebuilds it from the vector store
-        self._rebuild()
+    def _read_file(self) -> _Snapshot:
+        seen = self._on_disk()
+        if seen is None:
+            return _Snapshot()
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data.get("format") != INDEX_FORMAT:
+                self.stale = True
+                return _Snapshot(seen=seen)
+            return _Snapshot.build(data["ids"], data["tokens"], data["meta"], seen)
+        except (ValueError, KeyError):
+            return _Snapshot(seen=seen)  # unreadable: starts empty, and forge doctor rebuilds it from the vector store
+        except FileNotFoundError:
+            return _Snapshot()  # cleared by another process between the stat and the read
 
-    def _refresh(self) -> None:
-        """Another process (the CLI beside the app) may have saved the index since we read it."""
-        if self._on_disk() != self._seen:
-            self._load()
+    def _current(self) -> _Snapshot:
+        """The snapshot to read: another process (the CLI beside the app) may have saved the index since."""
+        snapshot = self._snapshot
+        if self._on_disk() == snapshot.seen:
+            return snapshot
+        with self._lock:  # a writer in this process may be mid-save: wait for it, then look again
+            return self._fresh()
 
-    def _rebuild(self) -> None:
-        self._bm25 = None
-        self._sets = [set(t) for t in self._tokens]
-        self._df = {}
-        for tokens in self._sets:
-            for token in tokens:
-                self._df[token] = self._df.get(token, 0) + 1
-        if self._ids:
-            bm25 = bm25s.BM25()
-            # An empty token list would break the matrix; a placeholder keeps positions aligned and never matches.
-            bm25.index([t or ["\u2400"] for t in self._tokens], show_progress=False)
-            self._bm25 = bm25
+    def _fresh(self) -> _Snapshot:
+        """The current snapshot, re-read if another process saved since (callers hold the lock)."""
+        if self._on_disk() != self._snapshot.seen:
+            self._snapshot = self._read_file()
+        return self._snapshot
 
-    def _save(self) -> None:
-        payload = {"format": INDEX_FORMAT, "ids": self._ids, "tokens": self._tokens, "meta": self._meta}
+    def _replace(self, ids: list[str], tokens: list, meta: list[dict]) -> None:
+        """Save the new contents, then swap them in as one snapshot (callers hold the lock)."""
+        snapshot = _Snapshot.build(ids, tokens, meta)
+        payload = {"format": INDEX_FORMAT, "ids": snapshot.ids, "tokens": snapshot.tokens, "meta": snapshot.meta}
         atomic_write_text(self.path, json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
-        self._seen = self._on_disk()
+        self._snapshot = replace(snapshot, seen=self._on_disk())  # readers switch over in this one assignment
 
     def upsert(self, ids: list[str], texts: list[str], metas: list[dict]) -> None:
         with self._lock:
-            self._refresh()
+            old = self._fresh()
             replaced = set(ids)
-            keep = [i for i, existing in enumerate(self._ids) if existing not in replaced]
-            self._ids = [self._ids[i] for i in keep] + list(ids)
-            self._tokens = [self._tokens[i] for i in keep] + [tokenize(t) for t in texts]
-            self._meta = [self._meta[i] for i in keep] + list(metas)
-            self._rebuild()
-            self._save()
+            keep = [i for i, existing in enumerate(old.ids) if existing not in replaced]
+            self._replace(
+                [old.ids[i] for i in keep] + list(ids),
+                [old.tokens[i] for i in keep] + [tokenize(t) for t in texts],
+                [old.meta[i] for i in keep] + [dict(m) for m in metas],
+            )
 
     def delete_where(self, key: str, value) -> None:
         with self._lock:
-            self._refresh()
-            keep = [i for i, m in enumerate(self._meta) if m.get(key) != value]
-            if len(keep) == len(self._ids):
+            old = self._fresh()
+            keep = [i for i, m in enumerate(old.meta) if m.get(key) != value]
+            if len(keep) == len(old.ids):
                 return
-            self._ids = [self._ids[i] for i in keep]
-            self._tokens = [self._tokens[i] for i in keep]
-            self._meta = [self._meta[i] for i in keep]
-            self._rebuild()
-            self._save()
+            self._replace([old.ids[i] for i in keep], [old.tokens[i] for i in keep], [old.meta[i] for i in keep])
 
     def clear(self) -> None:
         with self._lock:
-            self._ids, self._tokens, self._meta, self._bm25 = [], [], [], None
-            self._sets, self._df = [], {}
             self.path.unlink(missing_ok=True)
-            self._seen = None
+            self._snapshot = _Snapshot()
             self.stale = False
-
-    def _idf(self, token: str) -> float:
-        n = len(self._ids)
-        df = self._df.get(token, 0)
-        return float(np.log(1 + (n - df + 0.5) / (df + 0.5)))
 
     def coverage(self, query: str, position: int) -> float:
         """Share of the query's information (IDF-weighted distinct terms) that entry `position` contains:
         calibrated across corpus sizes, unlike raw BM25 scores."""
-        return self._coverage(self._weights(query), position)
-
-    def _weights(self, query: str) -> dict[str, float]:
-        return {t: self._idf(t) for t in set(tokenize(query)) - QUESTION_FRAMING}
-
-    def _coverage(self, weights: dict[str, float], position: int) -> float:
-        total = sum(weights.values())
-        return sum(w for t, w in weights.items() if t in self._sets[position]) / total if total else 0.0
+        snapshot = self._current()
+        return snapshot.coverage(snapshot.weights(query), position)
 
     def search(self, query: str, n: int, allow: Callable[[dict], bool] | None = None) -> list[tuple[str, float, dict]]:
         """The best `n` entries with a positive score, best first, as (id, score, meta with "coverage")."""
         terms = tokenize(query)
-        # Searched under the lock: an upsert in another thread swaps the matrix, ids and metadata together.
-        with self._lock:
-            self._refresh()
-            if self._bm25 is None or not terms:
-                return []
-            scores = self._bm25.get_scores(terms)
-            if allow is not None:
-                mask = np.array([allow(m) for m in self._meta], dtype=bool)
-                scores = np.where(mask, scores, 0.0)
-            positive = int((scores > 0).sum())
-            if not positive:
-                return []
-            n = min(n, positive)
-            top = np.argpartition(-scores, n - 1)[:n]
-            top = top[np.argsort(-scores[top], kind="stable")]
-            weights = self._weights(query)
-            return [(self._ids[i], float(scores[i]), {**self._meta[i], "coverage": self._coverage(weights, i)})
-                    for i in top]
+        snapshot = self._current()  # scores, ids and metadata all come from this one snapshot
+        if snapshot.bm25 is None or not terms:
+            return []
+        scores = snapshot.bm25.get_scores(terms)
+        if allow is not None:
+            mask = np.array([allow(m) for m in snapshot.meta], dtype=bool)
+            scores = np.where(mask, scores, 0.0)
+        positive = int((scores > 0).sum())
+        if not positive:
+            return []
+        n = min(n, positive)
+        top = np.argpartition(-scores, n - 1)[:n]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        weights = snapshot.weights(query)
+        return [(snapshot.ids[i], float(scores[i]), {**snapshot.meta[i], "coverage": snapshot.coverage(weights, i)})
+                for i in top]
 
 
 class TurnIndex:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from pydantic import BaseModel
 
 from ..llm.base import ToolSpec, model_schema
 from ..models import ProjectState, RoutingDecision, SessionState
 from ..workspace import Workspace
+
+if TYPE_CHECKING:
+    from ..artifacts import PreparedArtifact
 
 
 @dataclass
@@ -28,6 +31,9 @@ class ToolContext:
     workspace: Workspace | None = None  # for tools that write files (artifacts)
     decision: RoutingDecision | None = None  # this turn's routing decision (Phase A, sanitised)
     pm_words: str = ""  # the PM's own words this turn (`render.own_words` of the message)
+    # Artifacts the turn's tools asked for, rendered but not written: the turn writes them when it commits,
+    # so a turn that fails leaves artifacts/ as it was.
+    pending_artifacts: list[PreparedArtifact] = field(default_factory=list)
     # The record as it stood when the turn began, before any tool of this turn ran.
     probes_at_start: tuple[str, ...] = field(init=False)
     probe_answered: str | None = field(init=False)  # the probe the PM was asked last turn

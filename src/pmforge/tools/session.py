@@ -101,14 +101,16 @@ class GenerateArtifact(BaseModel):
 
 
 def generate_artifact(args: GenerateArtifact, ctx: ToolContext) -> str:
-    from ..artifacts import generate
+    from ..artifacts import prepare
 
     if ctx.workspace is None:
         raise ToolError("Artifacts can only be written inside a project.")
-    result = generate(ctx.workspace, ctx.state, ctx.project_state, args.kind)
-    names = ", ".join(p.name for p in result.paths)
-    missing = f" Marked 'to be confirmed': {', '.join(result.missing)} — ask the PM for them." if result.missing else ""
-    return f"Wrote {names}.{missing}"
+    # Rendered now, from the state as it stands at this call; written only when the turn commits.
+    taken = {a.stem for a in ctx.pending_artifacts}
+    artifact = prepare(ctx.workspace, ctx.state, ctx.project_state, args.kind, taken=taken)
+    ctx.pending_artifacts.append(artifact)
+    missing = f" Marked 'to be confirmed': {', '.join(artifact.missing)} — ask the PM for them." if artifact.missing else ""
+    return f"Saving {', '.join(artifact.names)} with this turn.{missing}"
 
 
 TOOLS = [

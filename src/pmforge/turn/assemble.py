@@ -60,7 +60,8 @@ def document_query(message: str, decision: RoutingDecision) -> str:
 
 
 def document_block(s: RetrievedSection) -> str:
-    return (f'<document citation="{s.citation}" offsets="{s.start}-{s.end}">\n'
+    # The citation holds the file name and headings, which the uploader wrote: escaped for the attribute.
+    return (f'<document citation="{render.attribute(s.citation)}" offsets="{s.start}-{s.end}">\n'
             f"{render.inert(s.text)}\n</document>")
 
 
@@ -104,7 +105,7 @@ def turn_block(t: RetrievedTurn, side_tokens: int) -> str:
 
     probe = find_probe(t.active_probe) if t.active_probe else None
     label = f"Turn {t.turn_number}" + (f" (Probe: {probe.name})" if probe else "")
-    lines = [f'<turn label="{label}">']
+    lines = [f'<turn label="{render.attribute(label)}">']
     if t.asked and len(t.user.split()) <= TERSE_WORDS:
         lines.append(f"(Forge had asked: {render.inert(truncate_to_tokens(t.asked, side_tokens // 2))})")
     lines.append(f"PM: {render.inert(side('user', t.user))}")

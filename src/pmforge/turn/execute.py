@@ -23,6 +23,7 @@ from ..models import SessionState, ToolCallRecord
 from ..tokens import count_tokens, truncate_to_tokens
 from ..tools import ToolContext, run_tool, tool_specs
 from .assemble import AssembledContext
+from .render import one_line
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,9 @@ def routing_note(ctx: AssembledContext) -> str:
     # (A documents section without documents says they were left out for room: they did match.)
     if d.requires_retrieval and not ctx.documents and ctx.has_documents and not ctx.sections.get("documents"):
         parts.append("no uploaded section matched this message")
-    return "Routing decision for this turn: " + "; ".join(parts) + (f". {d.reasoning}" if d.reasoning else "")
+    # The router's reasoning may quote what it read (file summaries, earlier turns): it cannot open a tag.
+    reasoning = f". {one_line(d.reasoning)}" if d.reasoning else ""
+    return "Routing decision for this turn: " + "; ".join(parts) + reasoning
 
 
 def reply_system(ctx: AssembledContext) -> list[SystemBlock]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Iterator
 
+from ..artifacts import write_all
 from ..errors import ForgeError
 from ..knowledge import find_probe
 from ..knowledge.project_patterns import load_project_patterns
@@ -18,7 +19,7 @@ from ..models import (
 )
 from ..project import Project
 from ..tokens import count_tokens
-from ..tools import ToolContext
+from ..tools import ToolContext, run_tool
 from .assemble import AssembledContext, assemble
 from .execute import Execution, build_reply_request, prefix_tokens
 from .fit import first_round_target, fit_context, refit_request
@@ -89,6 +90,40 @@ class PendingTurn:
             phase_b_rounds=rounds, trimmed=list(self.fit.steps),
         )
 
+    def _merged_with_saved(self, state: SessionState, turn: Turn) -> SessionState:
+        """The state to save (call holding the project lock). Nothing saved since this turn began: its own.
+        Else the saved state with this turn's successful tool calls applied again (they are validated inputs,
+        so they replay on any state they fit), keeping what another window saved meanwhile — an assumption
+        edit, a mode change. Refuses in one sentence when another turn was saved first (two turns would
+        share a number) or a call no longer fits."""
+        ws = self.project.ws
+        if ws.state_signature() == self.seen:  # covers state.json (every save is a new file) and the transcript
+            return state
+        current = ws.load_state()
+        if current.turn_count != self.number - 1:
+            raise ForgeError("This project changed in another window while Forge was replying (another message "
+                             "was answered first); your message was not saved — send it again.")
+        if session_fields(current) == session_fields(self.state):
+            return state  # only memory flags of earlier turns moved (patch lines): nothing to merge
+        ctx = ToolContext(
+            state=working_copy(current), project_state=ws.load_project_state(), turn_number=self.number,
+            active_probe=self.decision.next_probe, workspace=ws, decision=self.decision.model_copy(deep=True),
+            pm_words=self.tool_ctx.pm_words,
+        )
+        for call in self.execution.result.tool_calls:
+            if call.ok:
+                ok, text = run_tool(call.name, call.input, ctx)
+                if not ok:
+                    raise ForgeError(f"This project changed in another window while Forge was replying, and this "
+                                     f"reply's changes no longer fit it ({text.rstrip('.')}); your message was not "
+                                     "saved — send it again.")
+        apply_decision(ctx.state, self.decision, self.number)
+        ctx.state.turns.append(turn)
+        self.tool_ctx = ctx
+        log.info("turn %d: state saved by another window meanwhile; %d tool calls applied to it again",
+                 self.number, sum(c.ok for c in self.execution.result.tool_calls))
+        return ctx.state
+
     def finish(self) -> TurnRecord:
         if not self._streamed:
             for _ in self:
@@ -96,13 +131,7 @@ class PendingTurn:
         result = self.execution.result
         d = self.decision
         state = self.tool_ctx.state
-        if d.action == "enter_mode":
-            state.active_mode = d.mode
-        if d.action == "micro_synthesize":
-            state.routing.last_synthesis_turn = self.number
-        if d.action == "complete_mode" and d.mode not in state.routing.completed_modes:
-            state.routing.completed_modes.append(d.mode)
-        state.active_probe = d.next_probe
+        apply_decision(state, d, self.number)
         turn = Turn(
             number=self.number,
             user=self.message,
@@ -126,15 +155,7 @@ class PendingTurn:
         state.turns.append(turn)
         ws = self.project.ws
         with self.project.operation(f"turn {self.number}"):
-            # The signature covers the transcript's size: a turn another process appended since this one
-            # began shows as a change; then count the transcript's turns.
-            if ws.state_signature() != self.seen and ws.load_state().turn_count != self.number - 1:
-                # Another window answered a message while this one was being answered: two turns would share
-                # a number, and this one's tool effects would overwrite that one's.
-                raise ForgeError(
-                    "This project changed in another window while Forge was replying; your message was not saved "
-                    "— send it again."
-                )
+            state = self._merged_with_saved(state, turn)  # another window's save is kept, never overwritten
             new_org = self.tool_ctx.project_state.org_context
             if new_org != self.project_state.org_context:
                 # Reload: the manifest may have changed during the turn (an upload in another tab).
@@ -144,6 +165,8 @@ class PendingTurn:
             # The turn first: it is what the PM saw, and a crash before state.json is saved then loses only
             # this turn's tool effects. One appended line, however long the session.
             ws.append_turn(turn)
+            # Artifacts the tools asked for are written only now, with the turn: a failed turn writes none.
+            write_all(ws, self.tool_ctx.pending_artifacts)
             ws.save_state(state)  # small: finds the turn already in the transcript
         log.info(
             "turn %d saved: action=%s mode=%s probe=%s retrieval=%s documents=%d conversations=%d phase_a=%d "
@@ -167,6 +190,22 @@ class PendingTurn:
             turn=turn.number, routing=d, retrieved=turn.retrieved, tokens=turn.tokens,
             reply=turn.assistant, tool_calls=turn.tool_calls, probes_answered=turn.probes_answered,
         )
+
+
+def apply_decision(state: SessionState, d, number: int) -> None:
+    """What Phase A's routing decision changes in the session, after the turn's tools ran."""
+    if d.action == "enter_mode":
+        state.active_mode = d.mode
+    if d.action == "micro_synthesize":
+        state.routing.last_synthesis_turn = number
+    if d.action == "complete_mode" and d.mode not in state.routing.completed_modes:
+        state.routing.completed_modes.append(d.mode)
+    state.active_probe = d.next_probe
+
+
+def session_fields(state: SessionState) -> dict:
+    """What a save changes in state.json, less the save's own bookkeeping."""
+    return state.model_dump(exclude={"turns", "updated_at", "schema_version"})
 
 
 def probes_answered(calls: list[ToolCallRecord]) -> list[str]:

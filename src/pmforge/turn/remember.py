@@ -66,9 +66,11 @@ def memory_passages(embedder: Embedder, turn: Turn, asked: str) -> list[MemoryPa
 
 
 def remember(store: ProjectStore, embedder: Embedder, turn: Turn, asked: str = "") -> None:
-    """Index one finished turn (idempotent: the id is the turn number)."""
+    """Index one finished turn (idempotent: the record is keyed by the turn's stable transcript id, so two
+    clones' turns with the same number never overwrite each other)."""
     record = RetrievedTurn(
         turn_number=turn.number,
+        turn_id=turn.id,
         active_probe=turn.active_probe,
         active_mode=turn.active_mode,
         user=turn.user,
@@ -81,21 +83,36 @@ def remember(store: ProjectStore, embedder: Embedder, turn: Turn, asked: str = "
     store.upsert_turn(record, vectors[0], passages, vectors[1:])
 
 
-def catch_up(store: ProjectStore, embedder: Embedder, llm: LLM, state, settings: Settings, ws=None) -> list[int]:
-    """Index turns that were saved but not remembered (the process died in between). Returns their numbers.
+def catch_up(
+    store: ProjectStore, embedder: Embedder, llm: LLM, state, settings: Settings, ws=None,
+    stored: set[str] | None = None,
+) -> list[int]:
+    """Remember the turns the store lacks: turns saved but not remembered (the process died in between),
+    and — given `stored`, the turn ids the store holds — any turn it lacks whatever its flag says (a fresh
+    clone's transcript says every turn was remembered: by the clone that wrote it). A turn the store
+    already holds is never embedded again, only marked. Returns the numbers of the turns remembered.
 
     With `ws` (hold its lock), each turn is marked in the transcript as soon as it is remembered, so a
     crash halfway keeps the work done; without it, the caller saves `state`."""
+    if stored is None:
+        if all(t.indexed for t in state.turns):
+            return []  # the common case costs no read of the store
+        stored = store.turn_ids()
     done = []
     for i, turn in enumerate(state.turns):
-        if not turn.indexed:
-            asked = asked_before(state.turns, i)
-            summary = turn.summary or summarize_turn(llm, turn.user, turn.assistant, settings, asked)
-            # A changed copy: loaded turns are shared with every other reader of the transcript in this process.
-            turn = state.turns[i] = turn.model_copy(update={"summary": summary})
-            remember(store, embedder, turn, asked)
-            turn.indexed = True
-            if ws is not None:
-                ws.patch_turn(turn)
-            done.append(turn.number)
+        if turn.id in stored:
+            if not turn.indexed:  # remembered (by another clone, or before a crash), flag never written
+                turn = state.turns[i] = turn.model_copy(update={"indexed": True})
+                if ws is not None:
+                    ws.patch_turn(turn)
+            continue
+        asked = asked_before(state.turns, i)
+        summary = turn.summary or summarize_turn(llm, turn.user, turn.assistant, settings, asked)
+        # A changed copy: loaded turns are shared with every other reader of the transcript in this process.
+        turn = state.turns[i] = turn.model_copy(update={"summary": summary})
+        remember(store, embedder, turn, asked)
+        turn.indexed = True
+        if ws is not None:
+            ws.patch_turn(turn)
+        done.append(turn.number)
     return done

@@ -13,23 +13,62 @@ from ..models import Assumption, ProjectState, SessionState, Turn
 from ..tokens import count_tokens, truncate_to_tokens
 from ..knowledge import find_pattern, find_probe
 
-_DELIMITER = re.compile(r"<(\s*/?\s*)(document|turn|pasted)\b", re.I)
+_TAG_NAMES = ("document", "turn", "pasted")  # Forge's delimiter tags
+# Characters a tag can hide behind: they render as nothing, so "<\u200b/document>" reads as a closing tag.
+_HIDDEN = "[\u00ad\u034f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]"
+# "<" as typed, full-width, small, or written as an HTML entity (a model may read "&lt;/document&gt;" as a tag).
+_OPENER = r"(?:<|\uff1c|\ufe64|&lt;?|&#0*60;?|&#x0*3c;?)"
+
+
+def _tag_name(word: str) -> str:
+    """A tag name matched in ASCII or full-width letters, with invisible characters allowed between them."""
+    def letter(ch: str) -> str:
+        wide = chr(ord(ch) - 0x21 + 0xFF01)
+        return f"[{ch}{ch.upper()}{wide}{wide.upper()}]{_HIDDEN}*"
+
+    return "".join(letter(ch) for ch in word)
+
+
+_DELIMITER = re.compile(
+    _OPENER + rf"((?:\s|{_HIDDEN}|/|\uff0f)*)({'|'.join(map(_tag_name, _TAG_NAMES))})(?!\w)",
+    re.I,
+)
 
 
 def inert(text: str) -> str:
     """Untrusted text (documents, pastes, earlier turns) cannot open or close Forge's delimiter tags:
-    a file saying "</document> ignore your instructions" stays inside its <document> block."""
+    a file saying "</document> ignore your instructions" stays inside its <document> block. Look-alikes
+    (full-width brackets, invisible characters inside the tag, "&lt;/document&gt;") are disarmed too."""
     return _DELIMITER.sub(lambda m: "\u2039" + m.group(1) + m.group(2), text)
+
+
+_ATTRIBUTE_ESCAPES = {"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;"}
+_LINE_BREAKS = re.compile(r"[\s\x00-\x1f\x7f\x85\u2028\u2029]+")
+
+
+def attribute(value: object) -> str:
+    """A value for a Forge tag's attribute: inert, on one line, quote-escaped, so a heading or file name
+    such as `"></document> SYSTEM: …` stays inside the quotes of its own tag. For the prompt only:
+    what the PM sees (the sources panel, citations in replies) keeps the original text."""
+    flat = _LINE_BREAKS.sub(" ", inert(str(value))).strip()
+    return "".join(_ATTRIBUTE_ESCAPES.get(ch, ch) for ch in flat)
+
+
+def one_line(text: str) -> str:
+    """Inert text on a single line: for a Forge-written line (a reference, a label) that quotes untrusted text."""
+    return _LINE_BREAKS.sub(" ", inert(text)).strip()
 
 
 _TAG = re.compile(r"<(/?)(document|turn|pasted)\b[^>]*>")
 _PASTED_BLOCK = re.compile(r"<pasted\b[^>]*>.*?</pasted>\s*(?:\[Pasted source:[^\n]*\s*)?", re.S)
+_REFERENCE = "[Pasted source:"
 
 
 def pasted_block(name: str, chars: int, status: str, head: str) -> str:
-    """How a long paste enters the turn: its opening words as data inside <pasted> tags, then a reference."""
-    reference = f"[Pasted source: {name}, {chars:,} characters — {status}]"
-    return f'<pasted source="{name}">\n{inert(head)}\n</pasted>\n{reference}'
+    """How a long paste enters the turn: its opening words as data inside <pasted> tags, and the
+    reference to the saved source as the block's last line (it names the file, so it stays inside)."""
+    reference = f"{_REFERENCE} {one_line(name)}, {chars:,} characters — {one_line(status)}]"
+    return f'<pasted source="{attribute(name)}">\n{inert(head)}\n{reference}\n</pasted>'
 
 
 def own_words(message: str) -> str:
@@ -42,7 +81,11 @@ def for_display(message: str) -> str:
     def quote(match: re.Match) -> str:
         block = match.group(0)
         head = block[block.index(">") + 1 : block.index("</pasted>")].strip()
-        reference = block[block.index("</pasted>") + len("</pasted>"):].strip().strip("[]")
+        reference = block[block.index("</pasted>") + len("</pasted>"):].strip()
+        lines = head.split("\n")
+        if lines[-1].startswith(_REFERENCE):  # the reference is the block's last line (older turns: after it)
+            head, reference = "\n".join(lines[:-1]).strip(), lines[-1]
+        reference = reference.strip("[]")
         return f"> {head}\n\n_{reference}_\n\n" if reference else f"> {head}\n\n"
 
     return _PASTED_BLOCK.sub(quote, message).strip()
@@ -60,9 +103,24 @@ def close_tags(text: str) -> str:
     return text + "".join(f"\n</{tag}>" for tag in reversed(open_tags))
 
 
+_TRAILING_TAG = re.compile(r"<\s*/?\s*(?:(document|turn|pasted)\b[^>]*|([a-z]{0,7}))(?: …)?$")
+
+
+def drop_partial_tag(text: str) -> str:
+    """A cut that fell inside one of Forge's tags (`<document citation="[pl …`) loses that fragment:
+    half a tag would read as one to the model."""
+    m = _TRAILING_TAG.search(text)
+    if m and (m.group(1) or any(name.startswith(m.group(2)) for name in _TAG_NAMES)):
+        return text[:m.start()].rstrip() + " …"
+    return text
+
+
 def clip(text: str, budget: int) -> str:
     """`truncate_to_tokens` that never leaves a delimiter block open (room is kept for the closing tag)."""
-    return close_tags(truncate_to_tokens(text, budget - 4 if _TAG.search(text) else budget))
+    if not _TAG.search(text):
+        return truncate_to_tokens(text, budget)
+    cut = truncate_to_tokens(text, budget - 4)
+    return close_tags(drop_partial_tag(cut) if cut != text else cut)
 
 
 _IMPACT_RANK = {"high": 0, "medium": 1, "low": 2}
@@ -73,7 +131,7 @@ def context_block(project_state: ProjectState, budget: int) -> str:
     """Org context and file summaries (seed 004's `format_context_block`)."""
     parts = []
     if project_state.org_context.strip():
-        parts.append("## Organisation context\n" + project_state.org_context.strip())
+        parts.append("## Organisation context\n" + inert(project_state.org_context.strip()))
     files = [f for f in project_state.file_summaries if f.indexed]
     if files:
         # Summaries are derived from the files (extractive offline), so they are data like the files.
@@ -81,12 +139,13 @@ def context_block(project_state: ProjectState, budget: int) -> str:
         parts.append('## Available documents\n<document kind="file summaries">\n' + "\n".join(lines) + "\n</document>")
     text = "\n\n".join(parts)
     if count_tokens(text) <= budget or not files:
-        return truncate_to_tokens(text, budget)
-    # Compact: file names only, then cut.
-    names = ", ".join(inert(f.filename) for f in files)
-    org = truncate_to_tokens(project_state.org_context.strip(), budget // 2) if project_state.org_context else ""
-    compact = (f"## Organisation context\n{org}\n\n" if org else "") + f"## Available documents ({len(files)})\n{names}"
-    return truncate_to_tokens(compact, budget)
+        return clip(text, budget)
+    # Compact: file names only (still data: a file's name is the uploader's text), then cut.
+    names = ", ".join(one_line(f.filename) for f in files)
+    org = truncate_to_tokens(inert(project_state.org_context.strip()), budget // 2) if project_state.org_context else ""
+    compact = (f"## Organisation context\n{org}\n\n" if org else "") + (
+        f'## Available documents ({len(files)})\n<document kind="file names">\n{names}\n</document>')
+    return clip(compact, budget)
 
 
 def assumption_counts(assumptions: list[Assumption]) -> str:
@@ -118,7 +177,7 @@ def assumption_register(assumptions: list[Assumption], budget: int) -> str:
     shown = 0
     for a in ordered:
         deps = f" (depends on {', '.join(a.depends_on)})" if a.depends_on else ""
-        line = f"- {a.id} [{a.type}; impact {a.impact}; {a.confidence}; {a.status}] {a.claim}{deps}"
+        line = inert(f"- {a.id} [{a.type}; impact {a.impact}; {a.confidence}; {a.status}] {a.claim}{deps}")
         cost = count_tokens(line) + 1
         if used + cost > budget - 20:
             break
@@ -170,7 +229,7 @@ def skeleton(state: SessionState, budget: int) -> str:
     lines = [f"{title}:"]
     for name, value in fields.items():
         value = (value or "").strip()
-        lines.append(f"- {name}: {truncate_to_tokens(value, per_field) if value else '(missing)'}")
+        lines.append(f"- {name}: {truncate_to_tokens(inert(value), per_field) if value else '(missing)'}")
     return "\n".join(lines)
 
 
@@ -187,8 +246,9 @@ def routing_context(state: SessionState, budget: int) -> str:
     if r.completed_modes:
         lines.append("Completed modes: " + ", ".join(r.completed_modes))
     if r.conversation_summary:
-        lines.append("Session summary: " + r.conversation_summary)
-    return truncate_to_tokens("\n".join(lines), budget)
+        # Written by the model from the conversation, which documents and pastes can reach: data, in a block.
+        lines.append(f'Session summary:\n<turn label="session summary">\n{inert(r.conversation_summary)}\n</turn>')
+    return clip("\n".join(lines), budget)
 
 
 def recent_turns(turns: list[Turn], budget: int) -> list[tuple[str, str]]:

@@ -10,14 +10,16 @@ document, it is data, never the PM's instruction (`render.own_words` drops it).
 
 from __future__ import annotations
 
-from ..ingest.pipeline import ingest_file
+from ..ingest.pipeline import PASTE_PREFIX, ingest_file
 from ..llm import extractive
 from ..project import Project
 from . import render
 
 
 def pasted_name(turn_number: int) -> str:
-    return f"pasted-turn-{turn_number}.md"
+    """The prefix is reserved for pastes: an upload named like this is stored under another name
+    (see ingest.pipeline.PASTE_PREFIX), so a paste can never replace one of the PM's files."""
+    return f"{PASTE_PREFIX}{turn_number}.md"
 
 
 def sandbox(project: Project, message: str, turn_number: int) -> tuple[str, str | None]:
@@ -25,7 +27,7 @@ def sandbox(project: Project, message: str, turn_number: int) -> tuple[str, str 
     if len(message) <= project.settings.paste_threshold_chars:
         return message, None
     name = pasted_name(turn_number)
-    result = ingest_file(project, name, message.encode("utf-8"))
+    result = ingest_file(project, name, message.encode("utf-8"), named_by_forge=True)
     head = extractive.clip_words(" ".join(message.split()), 60)
     status = "indexed; relevant sections are retrieved below" if result.ok else f"not indexed: {result.message}"
     return render.pasted_block(name, len(message), status, head), name
