@@ -150,6 +150,18 @@ def test_two_clones_work_interleaved_without_dropping_or_colliding(team, monkeyp
     assert doctor.examine(alice).consistent
 
 
+def test_a_turn_searches_only_the_files_its_own_clone_lists(team):
+    alice, bob_services = team
+    bob = _open(bob_services, "pilot")
+    assert ingest_file(alice, "notes.md", NOTES).ok  # on the server, but not in Bob's manifest
+    question = "What did Dana from the Duluth store say about the ZX-42 label printer jams on Saturday?"
+    alices = run_turn(alice, question).retrieved.documents
+    bobs = run_turn(bob, question).retrieved.documents
+    notes_id = alice.project_state().find("notes.md").file_id
+    assert any(notes_id in section for section in alices)
+    assert bobs and not any(notes_id in section for section in bobs)  # Bob still finds his own files
+
+
 def test_a_file_goes_only_when_the_last_clone_that_lists_it_deletes_it(team):
     alice, bob_services = team
     bob = _open(bob_services, "pilot")

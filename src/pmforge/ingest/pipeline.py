@@ -28,7 +28,7 @@ from ..models import FileSummary, now_iso
 from ..project import Project
 from ..store.client import StoreUnavailable
 from ..store.collections import LeafRecord, ParentRecord
-from ..turn.render import inert
+from ..turn.render import attribute, inert
 from ..turn.remember import asked_before, catch_up, remember, summarize_turn
 from ..workspace import atomic_write_bytes, atomic_write_text, safe_filename
 from .chunk import ChunkSizes, Parent, TableHeaders, breadcrumb, chunk_markdown, heading_count
@@ -82,7 +82,7 @@ def summarize_file(project: Project, filename: str, markdown: str) -> str:
         purpose="summarize_file",
         model=settings.summary_model,
         system=[SystemBlock(text=FILE_SUMMARY_INSTRUCTIONS)],
-        messages=[{"role": "user", "content": f'<document name="{filename}">\n{inert(markdown[:24000])}\n</document>'}],
+        messages=[{"role": "user", "content": f'<document name="{attribute(filename)}">\n{inert(markdown[:24000])}\n</document>'}],
         max_tokens=200,
         context=(filename, markdown),
     )

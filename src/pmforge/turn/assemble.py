@@ -47,6 +47,16 @@ class AssembledContext(BaseModel):
 SHORT_QUERY_TERMS = 4  # a message with fewer content words than this is searched with the probe's topic too
 
 
+def searchable_files(project_state: ProjectState, decision: RoutingDecision, shared: bool) -> list[str] | None:
+    """The file ids a turn may search (None: all the store holds). The files the router named, if any; on
+    a shared server, otherwise this clone's listed files only: a teammate's upload is not this clone's
+    source until it is merged into the manifest."""
+    named = [f.file_id for f in project_state.file_summaries if f.filename in decision.document_filter]
+    if named or not shared:
+        return named or None
+    return [f.file_id for f in project_state.file_summaries if f.indexed]
+
+
 def document_query(message: str, decision: RoutingDecision) -> str:
     """What documents and memory are searched with: the message and the router's own query. The active
     probe's name joins only when the message says too little to search on ("go on", "why?"): appended to
@@ -163,9 +173,9 @@ def assemble(
 
     if decision.requires_retrieval:
         query = Query(document_query(message, decision), embedder)
-        file_ids = [f.file_id for f in project_state.file_summaries if f.filename in decision.document_filter]
-        ctx.documents = find_sections(
-            store, query, settings.budget_documents, settings.document_retriever, settings, file_ids or None
+        file_ids = searchable_files(project_state, decision, store.shared)
+        ctx.documents = [] if file_ids == [] else find_sections(
+            store, query, settings.budget_documents, settings.document_retriever, settings, file_ids
         )
         s["documents"] = format_documents(ctx.documents, settings.budget_documents)
         found = find_turns(
