@@ -92,3 +92,18 @@ def online(online_services, stub):
     assert ingest_file(project, "plan.md", PLAN).ok
     stub.requests.clear()
     return project
+
+
+@pytest.fixture
+def app(isolated_env):
+    """The real Streamlit app through AppTest, run once, on a temp projects dir with no keys."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    import pmforge
+
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(Path(pmforge.__file__).with_name("app.py")), default_timeout=120)
+    at.run()
+    yield at
+    st.cache_resource.clear()

@@ -15,15 +15,6 @@ APP = str(Path(pmforge.__file__).with_name("app.py"))
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
-@pytest.fixture
-def app(isolated_env):
-    st.cache_resource.clear()
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    yield at
-    st.cache_resource.clear()
-
-
 def _sidebar_text(at: AppTest) -> str:
     return " ".join(e.value for e in at.sidebar.markdown) + " " + " ".join(e.value for e in at.sidebar.caption)
 

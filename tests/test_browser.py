@@ -33,6 +33,7 @@ STARTUP_TIMEOUT = 60  # seconds, for the server to answer its health check
 WAIT = 60_000         # milliseconds, for a Streamlit rerun to show its result (ingest and replies embed)
 
 FILENAME = "pilot-plan.md"
+STARTER = "Start the interview: ask me your first questions."  # one of the welcome's starter prompts
 PILOT_PLAN = """# Pilot plan
 
 A short plan for the Midwest markdown pilot.
@@ -249,6 +250,10 @@ def _journey(page, tmp_path) -> None:
     expect(main.get_by_role("heading", name="Browser Pilot")).to_be_visible(timeout=WAIT)
     expect(sidebar.get_by_role("heading", name="Project Files")).to_be_visible(timeout=WAIT)
     expect(sidebar).to_contain_text("No files yet", timeout=WAIT)
+    # A project with no turns yet welcomes: the three steps, the upload hint, starter prompts.
+    expect(main).to_contain_text("Upload the files behind your question")
+    expect(main).to_contain_text("Start by uploading your files.")
+    expect(main.get_by_role("button", name=STARTER)).to_be_visible()
     _settled(page)
     _shot(page, "01-created.png")
 
@@ -267,6 +272,7 @@ def _journey(page, tmp_path) -> None:
     expect(reply).to_contain_text(re.compile(r"From your files, \[" + re.escape(FILENAME) + " ›"))
     expect(reply).to_contain_text("20 stores")
     expect(sidebar).to_contain_text("turn 1")
+    expect(main.get_by_role("button", name=STARTER)).to_have_count(0)  # the conversation took the page
     _shot(page, "03-reply.png")
 
     # What Forge looked at, under the latest reply.

@@ -282,7 +282,9 @@ def test_a_transient_failure_mid_loop_recovers_and_commits_tool_effects_once(tal
     )
     record = run_turn(talked, MESSAGE)
 
-    assert record.reply == "What I'm hearing: shrink in fresh.\n\nQuestion 1: Who feels this most?"
+    # The model's words, then what the turn recorded (said once: the retries did not apply the calls again).
+    assert record.reply.startswith("What I'm hearing: shrink in fresh.\n\nQuestion 1: Who feels this most?\n\n"
+                                   "**Recorded:**\n- Added A1 — ")
     round_two = [r for r in stub.anthropic_requests() if r.get("stream")][1:]
     assert len(round_two) == 3 and round_two[0] == round_two[1] == round_two[2]  # the same request, re-sent
     assert [r["is_error"] for r in round_two[0]["messages"][-1]["content"]] == [False, False, False]
@@ -366,7 +368,9 @@ def test_malformed_tool_arguments_go_back_to_the_model_and_the_loop_goes_on(talk
     assert huge.startswith("Invalid arguments for update_problem_statement") and len(huge) < 500
     assert round_three["messages"][-1]["content"][0]["is_error"] is False  # the corrected call went through
 
-    assert record.reply.endswith("Question 1: Who feels this most?")
+    assert record.reply.endswith("Question 1: Who feels this most?\n\n**Recorded:**\n- Problem brief: target "
+                                 "audience recorded — Fresh department leads\n- Added A1 — Store managers will "
+                                 "adopt a markdown app")  # the refused calls are not acknowledged
     assert [c.ok for c in record.tool_calls] == [False] * 6 + [True, True]
     after = talked.state()
     # The refused 200k-character call is recorded, clipped: state.json is read on every turn.

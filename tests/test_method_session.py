@@ -64,12 +64,13 @@ def test_offline_session_through_both_modes(project: Project):
     assert "why_now" in records[3].probes_answered
     assert "status_quo_beneficiaries" in records[4].probes_answered
     # Replies play back what was recorded, and the summary comes from the state.
-    assert "Dana Whitfield — decision authority" in records[1].reply
+    assert "Dana Whitfield added as decision authority" in records[1].reply
     assert "Corrected 9% → 8.5%" in records[9].reply
     assert records[10].reply.startswith("**Where we are**")
     files = latest(project.ws, "problem_brief")
     assert "Dana Whitfield" in _docx_text(files["docx"]) and "gut feel" in files["md"].read_text()
-    assert "Download" in records[11].reply
+    assert "Problem brief saved (Markdown and Word)" in records[11].reply
+    assert sorted(project.state().turns[11].artifacts) == sorted(p.name for p in files.values())
 
     records = [run_turn(project, message) for message in MODE_2]
     for record in records:

@@ -11,15 +11,16 @@ import re
 
 import streamlit as st
 
-from pmforge import artifacts
+from pmforge import artifacts, export
+from pmforge.demo import example_of, restore_example
 from pmforge.errors import ForgeError
 from pmforge.ingest.pipeline import delete_file, ingest_file, reindex
 from pmforge.models import Turn
-from pmforge.project import Project
+from pmforge.project import Project, confirms_deletion, delete_project, deletion_warning
 from pmforge.turn import render
 from pmforge.turn.orchestrator import start_turn
-from pmforge.ui import panels, resources
-from pmforge.workspace import UnresolvedConflict, Workspace, take_notices
+from pmforge.ui import panels, resources, welcome
+from pmforge.workspace import UnresolvedConflict, Workspace, picker_labels, take_notices
 
 st.set_page_config(page_title="Forge", page_icon="🔨", layout="wide")
 ss = st.session_state
@@ -47,6 +48,10 @@ def provider_status(services) -> None:
         )
 
 
+# The project menus' open/closed state: each closes itself once its action is done.
+NEW_MENU, RENAME_MENU, DELETE_MENU = "new_project_menu", "rename_project_menu", "delete_project_menu"
+
+
 def _create_project(services) -> None:
     # Runs as a callback, before the project selectbox is drawn, so it may select the new project.
     try:
@@ -56,21 +61,84 @@ def _create_project(services) -> None:
     else:
         ss.project = created.ws.slug
         ss.create_error = ""
+        ss[NEW_MENU] = False  # the form folds away once used, so the sidebar stays short
+
+
+def _rename_project(services, slug: str) -> None:
+    try:
+        name = Workspace.open(services.projects_root, slug).rename(ss.get(f"rename-{slug}", ""))
+    except ForgeError as exc:
+        ss.rename_error = str(exc)
+    else:
+        ss.rename_error = ""
+        ss[RENAME_MENU] = False
+        ss.project_toast = f"Renamed to '{name}'; its folder stays '{slug}'."
+
+
+def _delete_project(services, slug: str) -> None:
+    try:
+        ws = Workspace.open(services.projects_root, slug)
+        if not confirms_deletion(ss.get(f"delete-{slug}", ""), ws):
+            raise ForgeError(f"Nothing was deleted: type '{ws.read_display_name()}' to delete this project.")
+        try:
+            message = delete_project(services, slug)
+        finally:
+            resources.forget_project(slug)  # its store's client may be closed already: never reuse it
+    except ForgeError as exc:
+        ss.delete_error = str(exc)
+        return
+    ss.get("index_checked", set()).discard(slug)
+    ss.delete_error = ""
+    ss[DELETE_MENU] = False
+    ss.project = next(iter(Workspace.list_projects(services.projects_root)), None)  # the most recent other one
+    ss.project_toast = message
 
 
 def project_picker(services) -> str | None:
-    projects = Workspace.list_projects(services.projects_root)
+    names = Workspace.display_names(services.projects_root)  # slug → display name, most recent first
+    projects = list(names)
     if "project" not in ss or ss.project not in projects:
         ss.project = projects[0] if projects else None
+    if toast := ss.pop("project_toast", None):
+        st.toast(toast, icon=":material/check_circle:")
     if projects:
-        st.selectbox("Project", projects, key="project")
-    with st.expander("New project", expanded=not projects):
-        with st.form("new_project", clear_on_submit=True):
-            st.text_input("Project name", placeholder="e.g. Fresh shrink pilot", key="new_project_name")
-            st.form_submit_button("Create project", on_click=_create_project, args=(services,))
-        if ss.get("create_error"):
-            st.error(ss.create_error)
+        labels = picker_labels(names)
+        st.selectbox("Project", projects, key="project", format_func=lambda slug: labels.get(slug, slug))
+    # One row of small menus, closed until used; with no project yet, the create form shows as it is.
+    with st.container(horizontal=True, gap="small"):
+        with (st.popover("New", type="tertiary", key=NEW_MENU, on_change="rerun") if projects
+              else st.container()):
+            with st.form("new_project", clear_on_submit=True):
+                st.text_input("Project name", placeholder="e.g. Fresh shrink pilot", key="new_project_name")
+                st.form_submit_button("Create project", on_click=_create_project, args=(services,))
+            if ss.get("create_error"):
+                st.error(ss.create_error)
+        if ss.project:
+            rename_menu(services, ss.project, names[ss.project])
+            delete_menu(services, ss.project, names[ss.project])
     return ss.project
+
+
+def rename_menu(services, slug: str, name: str) -> None:
+    with st.popover("Rename", type="tertiary", key=RENAME_MENU, on_change="rerun"):
+        with st.form("rename_project", clear_on_submit=True):
+            st.text_input("Display name", value=name, key=f"rename-{slug}",
+                          help=f"The folder, and the name commands take, stay '{slug}'.")
+            st.form_submit_button("Rename", on_click=_rename_project, args=(services, slug))
+        if ss.get("rename_error"):
+            st.error(ss.rename_error)
+
+
+def delete_menu(services, slug: str, name: str) -> None:
+    with st.popover("Delete…", type="tertiary", key=DELETE_MENU, on_change="rerun"):
+        st.info(deletion_warning(Workspace.open(services.projects_root, slug), services.settings),
+                icon=":material/warning:")
+        with st.form("delete_project", clear_on_submit=True):
+            st.text_input(f"Type '{name}' to confirm", key=f"delete-{slug}")
+            st.form_submit_button("Delete project", type="primary", on_click=_delete_project,
+                                  args=(services, slug))
+        if ss.get("delete_error"):
+            st.error(ss.delete_error)
 
 
 def notify(ok: bool, text: str) -> None:
@@ -205,14 +273,63 @@ def ensure_indexed(project: Project) -> None:
     checked = ss.setdefault("index_checked", set())
     if project.ws.slug in checked:
         return
-    reason = project.reindex_reason()
-    if reason:
-        with st.status(f"Preparing '{project.ws.slug}': {reason}…", expanded=True) as status:
-            bar = st.progress(0.0)
-            message = reindex(project, lambda stage, done, total: bar.progress(
-                min(done / total, 1.0) if total else 1.0, text=stage))
-            status.update(label=message, state="complete", expanded=False)
+    upkeep = project.upkeep()
+    if upkeep.reason:  # the app's own plain words; `forge reindex` keeps its detailed ones
+        with st.status(welcome.preparing_label(upkeep, project.project_state()), expanded=True) as status:
+            reindex(project, progress_bar(st.progress(0.0)))
+            status.update(label=welcome.ready_label(project.project_state(), len(upkeep.unremembered)),
+                          state="complete", expanded=False)
     checked.add(project.ws.slug)
+
+
+def progress_bar(bar):
+    """A `reindex` progress callback that moves `bar`, with each stage in plain words."""
+    return lambda stage, done, total: bar.progress(min(done / total, 1.0) if total else 1.0,
+                                                   text=welcome.plain_stage(stage))
+
+
+# ---------------------------------------------------------------- first run: welcome, starter prompts, the demo
+
+STARTER = "starter_message"  # a starter prompt the PM clicked, sent as their message on this run
+
+
+def _pick_starter(prompt: str) -> None:
+    ss[STARTER] = prompt
+
+
+def _ask_reset() -> None:
+    ss.demo_reset_asked = True
+
+
+def reset_demo(project: Project) -> None:
+    """Put the shipped example back into the PM's copy and rebuild its search, then start the page over."""
+    with st.status("Restoring the demo…", expanded=True) as status:
+        with project.ws.locked():
+            restore_example(project.ws.root)
+        reindex(project, progress_bar(st.progress(0.0)), force=True)  # the played turns' vectors go too
+        status.update(label="The demo is back as shipped.", state="complete", expanded=False)
+    for key in [k for k in ss if str(k).startswith("pick-")]:
+        del ss[key]  # ticks on questions of turns that are gone
+    ss.history_shown = EAGER_TURNS
+    ss.kept_message = ""
+    ss.demo_restored = True
+    st.rerun()
+
+
+def first_run(project: Project, state) -> None:
+    """Above the conversation: the demo says what it is (and can be reset); a project with no turns yet
+    says what Forge is for, what to do first, and offers starter prompts."""
+    if ss.pop("demo_restored", False):
+        st.success("The demo is back as shipped: the example conversation, brief and assumption register.")
+    if example_of(project.ws.root) is not None:
+        welcome.example_banner(_ask_reset)
+    if state.turns or ss.get(STARTER):
+        return
+    if example_of(project.ws.root) is None:
+        welcome.intro()
+    if not project.project_state().file_summaries:
+        welcome.upload_hint()
+    welcome.starter_prompts(_pick_starter)
 
 
 EAGER_TURNS = 20  # older turns render on request: reruns stay cheap in a 300-turn session
@@ -231,6 +348,32 @@ def split_questions(reply: str) -> tuple[str, list[str]]:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(keep)).strip(), questions
 
 
+FILE_MIME = {"md": "text/markdown", "docx": DOCX_MIME, "json": "application/json", "csv": "text/csv"}
+
+
+def turn_downloads(project: Project, turn: Turn) -> None:
+    """The files this turn wrote (a brief it was asked for), offered right under its reply."""
+    for name in turn.artifacts:
+        path = project.ws.artifacts / name
+        if not path.is_file():  # removed from artifacts/ since: say so rather than offer nothing
+            st.caption(f"{name} is no longer in the project's artifacts folder.")
+            continue
+        st.download_button(name, path.read_bytes(), file_name=name, icon=":material/download:",
+                           mime=FILE_MIME.get(path.suffix.lstrip("."), "application/octet-stream"),
+                           key=f"turn-file-{turn.id}-{name}")
+
+
+def export_menu(project: Project, title: str) -> None:
+    """The transcript as Markdown or Word, built only when the PM clicks (a long session's file is big)."""
+    with st.popover("Export", icon=":material/ios_share:"):
+        for fmt, label in (("md", "Transcript (.md)"), ("docx", "Transcript (.docx)")):
+            st.download_button(
+                label, lambda fmt=fmt: export.transcript_bytes(project.state(), title, fmt),
+                file_name=export.transcript_file_name(project.ws.slug, fmt), mime=export.MIME[fmt],
+                key=f"export-{fmt}", use_container_width=True, on_click="ignore",
+            )
+
+
 def show_turn(project: Project, turn: Turn, latest: bool) -> None:
     with st.chat_message("user"):
         st.markdown(render.for_display(turn.user))
@@ -242,6 +385,7 @@ def show_turn(project: Project, turn: Turn, latest: bool) -> None:
             st.checkbox(f"Question {i}: {question}", key=f"pick-{turn.number}-{i}")
         if questions:
             st.caption("Tick the questions you are answering; Forge will know which ones.")
+        turn_downloads(project, turn)
         looked_at(project, turn)
 
 
@@ -256,7 +400,12 @@ def chat(project: Project) -> None:
     if state.recovered_from:
         st.warning(f"This session restarted because the saved one could not be read; the old file is kept as "
                    f"{state.recovered_from} in the project folder.")
+    if ss.pop("demo_reset_asked", False) and example_of(project.ws.root) is not None:
+        reset_demo(project)
+    first_run(project, state)
     panels.session_meter(state, project.settings, project.services.llm.online)
+    if state.turns:
+        export_menu(project, project.project_state().display_name or state.project_name or project.ws.slug)
     shown = ss.setdefault("history_shown", EAGER_TURNS)
     hidden = max(len(state.turns) - shown, 0)
     if hidden and st.button(f"Show {min(hidden, EAGER_TURNS)} earlier turns ({hidden} not shown)"):
@@ -266,7 +415,7 @@ def chat(project: Project) -> None:
         show_turn(project, turn, latest=turn is state.turns[-1])
     if ss.get("kept_message"):
         st.info(f"Your last message was not answered and is kept here: “{ss.kept_message}”")
-    message = st.chat_input("Tell Forge about your product question…")
+    message = st.chat_input("Tell Forge about your product question…") or ss.pop(STARTER, None)
     if not message:
         return
     picked = picked_questions(state.turns[-1]) if state.turns else []
@@ -331,7 +480,8 @@ def main() -> None:
             downloads_panel(project, state, manifest)
     if project is None:
         st.title("Forge")
-        st.write("Create a project in the sidebar to start a discovery session.")
+        welcome.intro()
+        st.info("Create a project in the sidebar to start a discovery session.", icon=":material/add:")
         return
     try:
         ensure_indexed(project)

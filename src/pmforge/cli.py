@@ -122,9 +122,54 @@ def cmd_projects(args) -> int:
     from config import get_settings
     from .workspace import Workspace
 
-    for slug in Workspace.list_projects(get_settings().projects_root()):
-        print(slug)
+    for slug, name in Workspace.display_names(get_settings().projects_root()).items():
+        print(f"{slug}\t{name}")
     return 0
+
+
+def _existing(projects_root: Path, name: str):
+    from .workspace import Workspace
+
+    try:
+        return Workspace.open(projects_root, name)
+    except ForgeError:  # not the "create it" hint: these commands act on a project that exists
+        raise ForgeError(f"There is no project called '{name}' (`forge projects` lists them).") from None
+
+
+def cmd_rename(args) -> int:
+    from config import get_settings
+
+    ws = _existing(get_settings().projects_root(), args.project)
+    before = ws.read_display_name()
+    after = ws.rename(args.name)
+    print(f"Renamed '{before}' to '{after}'; its folder and the name commands take stay '{ws.slug}'.")
+    return 0
+
+
+def cmd_delete_project(args) -> int:
+    from config import get_settings
+
+    from .project import delete_project
+
+    settings = get_settings()
+    ws = _existing(settings.projects_root(), args.project)
+    if not args.yes:
+        _confirm_deletion(ws, settings)
+    print(delete_project(_services(), ws.slug))
+    return 0
+
+
+def _confirm_deletion(ws, settings) -> None:
+    """Ask on the terminal for the project's name; refuse when there is no terminal to ask on."""
+    from .project import confirms_deletion, deletion_warning
+
+    if not sys.stdin.isatty():
+        raise ForgeError(f"Deleting project '{ws.slug}' needs a typed confirmation, and there is no terminal to "
+                         "ask on; add --yes to delete it anyway.")
+    sys.stderr.write(f"{deletion_warning(ws, settings)}\nType the project's name ({ws.slug}) to delete it: ")
+    sys.stderr.flush()
+    if not confirms_deletion(sys.stdin.readline(), ws):
+        raise ForgeError(f"Nothing was deleted: what you typed is not '{ws.slug}'.")
 
 
 def cmd_ingest(args) -> int:
@@ -253,6 +298,7 @@ def cmd_chat(args) -> int:
 
     project = _open(_services(), args.project)
     _show_notices()
+    offline_notice = not project.services.llm.online  # said once per invocation, on stderr: never in a reply
     wait_s = get_settings().chat_busy_wait_s
     messages = args.message if args.message else (line.rstrip("\n") for line in sys.stdin)
     for message in messages:
@@ -263,6 +309,11 @@ def cmd_chat(args) -> int:
             with project.ws.turn_slot(wait_s, on_wait=lambda: print(
                     f"Project '{project.ws.slug}' is answering another message; waiting up to {wait_s:.0f} s…",
                     file=sys.stderr, flush=True)):
+                if offline_notice:  # just before the first reply (after any wait for the project)
+                    from .llm.offline import OFFLINE_NOTICE
+
+                    print(OFFLINE_NOTICE, file=sys.stderr, flush=True)
+                    offline_notice = False
                 _answer(project, message, args.json)
         except ForgeError as exc:
             # Never lose what the PM typed: say what happened and give the message back.
@@ -394,6 +445,35 @@ def cmd_brief(args) -> int:
     return 0
 
 
+def cmd_export(args) -> int:
+    """The transcript as Markdown or Word: into the project's artifacts/ folder, to --out, or to stdout (-)."""
+    from config import get_settings
+
+    from .export import transcript_bytes, transcript_file_name
+    from .workspace import Workspace, atomic_write_bytes
+
+    ws = Workspace.open(get_settings().projects_root(), args.project)
+    state = ws.load_state()
+    title = ws.load_project_state().display_name or state.project_name or ws.slug
+    data = transcript_bytes(state, title, args.format)
+    if args.out == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return 0
+    if args.out:
+        path = Path(args.out)
+        if not path.parent.is_dir():
+            raise ForgeError(f"The folder {path.parent} does not exist; create it or choose another --out.")
+        atomic_write_bytes(path, data)
+    else:
+        with ws.locked():  # as `forge brief` does: no other process writes the folder meanwhile
+            ws.artifacts.mkdir(parents=True, exist_ok=True)
+            path = ws.artifacts / transcript_file_name(ws.slug, args.format)
+            atomic_write_bytes(path, data)
+    print(path)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="forge", description="Forge: a discovery copilot for product managers.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -407,8 +487,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     p.set_defaults(func=cmd_new)
 
-    p = sub.add_parser("projects", help="list projects, most recent first")
+    p = sub.add_parser("projects", help="list projects, most recent first: slug<TAB>display name")
     p.set_defaults(func=cmd_projects)
+
+    p = sub.add_parser("rename", help="change a project's display name (its folder keeps its slug)")
+    p.add_argument("project")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_rename)
+
+    p = sub.add_parser("delete-project", help="delete a project's folder and its vectors (embedded or on the "
+                                              "Chroma server)")
+    p.add_argument("project")
+    p.add_argument("--yes", action="store_true", help="do not ask for the project's name first")
+    p.set_defaults(func=cmd_delete_project)
 
     p = sub.add_parser("ingest", help="upload files into a project (same path as the sidebar)")
     p.add_argument("project")
@@ -452,6 +543,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kind", choices=list(BRIEF_KINDS), default="problem-brief")
     p.add_argument("--format", choices=["md", "docx", "json", "csv"], default="md")
     p.set_defaults(func=cmd_brief)
+
+    p = sub.add_parser("export", help="write a project's transcript as Markdown or Word")
+    p.add_argument("project")
+    p.add_argument("--format", choices=["md", "docx"], default="md")
+    p.add_argument("--out", metavar="FILE", help="where to write it (- for stdout); default: the project's artifacts/")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("bench", help="print performance figures")
     p.add_argument("what", choices=["ingest", "prompt", "recall", "latency", "rerun", "soak", "understand"])

@@ -176,12 +176,14 @@ def _keywords(project: Project) -> list[Finding]:
                                  "clones wrote at once, or the store predates stamps).",
                                  "recompute it and rebuild the keyword index", lambda n=name: store.rebuild_keyword(n)))
             continue
-        if store.keyword_state(name) == "behind":
-            # Other clones wrote since this cache was filled: refreshing it from Chroma's texts is the
-            # catch-up every open does, not a repair.
+        if not store.keyword_current(name):
+            # The records themselves check out (above), so the local cache is merely behind them: other clones
+            # wrote since it was filled, or a crash cut its last update short. Refreshing it from Chroma's
+            # texts is the catch-up every open does, not a repair.
             store.rebuild_keyword(name)
-            found.append(Finding("keywords", f"Refreshed the keyword index of the {what} with other clones' "
-                                 "changes.", "nothing", note=True))
+            found.append(Finding("keywords", f"Refreshed the local keyword index of the {what} from the vector "
+                                 "store (other clones wrote, or its last update was cut short).", "nothing",
+                                 note=True))
         vector_ids, keyword_ids = store.ids(name), store.keyword(name).ids()
         if vector_ids != keyword_ids or not store.keyword_current(name):
             found.append(Finding("keywords", f"The keyword index of the {what} disagrees with the vector store "

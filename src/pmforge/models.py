@@ -294,6 +294,7 @@ class Turn(BaseModel):
     probes_answered: list[str] = Field(default_factory=list)  # probe ids this message was judged to answer
     summary: str = ""
     indexed: bool = False  # stored in the conversations collection
+    artifacts: list[str] = Field(default_factory=list)  # file names this turn wrote under artifacts/
 
 
 class SessionState(BaseModel):

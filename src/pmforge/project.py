@@ -21,8 +21,9 @@ from . import transcript
 from .embed import Embedder, make_embedder
 from .llm import LLM, make_llm
 from .models import ProjectState, SessionState
-from .store.client import client_for
-from .store.collections import KEYWORD_MIRRORED, Clone, ProjectStore
+from .errors import ForgeError
+from .store.client import client_for, persistent_client
+from .store.collections import KEYWORD_MIRRORED, REGISTRY, Clone, Lease, ProjectStore, reachable
 from .workspace import Workspace
 
 
@@ -217,3 +218,75 @@ class Project:
         """Why the store needs `forge reindex` (a catch-up that adds, never drops) before use; None when it
         does not."""
         return self.upkeep().reason
+
+
+# ---- deleting a project (`forge delete-project`, the sidebar's Delete)
+
+def deletion_warning(workspace: Workspace, settings: Settings) -> str:
+    """What deleting the project removes, said before the PM confirms."""
+    name = workspace.read_display_name()
+    text = (f"Deleting '{name}' removes its folder ({workspace.slug}: uploads, transcript, briefs) and its "
+            "vectors, and cannot be undone (what was committed to git stays in its history).")
+    if settings.chroma_host:
+        text += (f" Its collections on the shared Chroma server at {settings.chroma_host}:{settings.chroma_port} "
+                 "go too: other clones of this project may still use them, and each re-embeds its own files "
+                 "and turns the next time it opens the project.")
+    return text
+
+
+def confirms_deletion(typed: str, workspace: Workspace) -> bool:
+    """Whether what the PM typed names this project: its slug or its display name (case and spacing aside)."""
+    def plain(text: str) -> str:
+        return " ".join(text.split()).casefold()
+
+    said = plain(typed)
+    return bool(said) and said in {plain(workspace.slug), plain(workspace.read_display_name())}
+
+
+def delete_project(services: Services, name: str) -> str:
+    """Delete a project: its vectors first (on a shared server, every collection under its prefix, the
+    registry last), then its folder, all under the project's lock. On a server the project's lease is
+    taken first, so nothing is deleted while another clone rebuilds, repairs or migrates it. Returns one
+    sentence saying what went."""
+    workspace = Workspace.open(services.projects_root, name)
+    shown = workspace.read_display_name()
+    with workspace.locked():
+        where = "its embedded vector store"
+        if services.settings.chroma_host:
+            store = open_store(workspace, services.embedder.signature, services.settings)
+            dropped = _drop_server_collections(store)  # refused (lease, server down): nothing is deleted
+            where = f"{dropped} collection{'' if dropped == 1 else 's'} on {store.location}"
+        _close_embedded_store(workspace)  # vectordb/ may also hold an embedded store from before a migration
+        workspace.remove()
+    return f"Deleted project '{shown}' ({workspace.slug}): its folder and {where}."
+
+
+def _close_embedded_store(workspace: Workspace) -> None:
+    """Close this process's client of the embedded store about to be deleted, so a project made later in
+    the same folder gets a fresh one (a cached client would keep writing to the deleted database)."""
+    if not (workspace.vectordb / "chroma.sqlite3").exists():
+        return  # never opened: there is no client to close
+    persistent_client(str(workspace.vectordb.resolve())).close()
+    persistent_client.cache_clear()  # other projects' clients stay open: their stores hold them
+
+
+def _drop_server_collections(store: ProjectStore) -> int:
+    """Drop the project's collections on the server under its lease; how many went."""
+    lease = Lease(store, "deleting", store.lease_seconds)
+    lease.take()  # another clone holding it: one sentence, nothing deleted
+    try:
+        return reachable(_drop_prefixed)(store)
+    except BaseException:
+        try:
+            lease.release()
+        except ForgeError:
+            pass  # the server went away: the lease expires by itself
+        raise
+
+
+def _drop_prefixed(store: ProjectStore) -> int:
+    registry = f"{store.prefix}{REGISTRY}"
+    names = [c.name for c in store.client.list_collections() if c.name.startswith(store.prefix)]
+    for collection in sorted(names, key=lambda n: n == registry):  # the registry, which holds the lease, last
+        store.client.delete_collection(collection)
+    return len(names)

@@ -306,7 +306,7 @@ def find_turns(
         scored.append(([(t, s) for t, s, _ in ranked], settings.vector_weight))
         matched = {t: m for t, _, m in ranked}
     if retriever in ("bm25", "hybrid"):
-        scored.append((store.keyword_turns(query.text, depth, before_turn), settings.keyword_weight))
+        scored.append((store.keyword_turns(query.text, depth, before_turn), settings.conversation_keyword_weight))
     fused = _combine(scored, settings)
     turns = store.get_turns(sorted(fused.items(), key=lambda kv: kv[1], reverse=True))
     for t in turns:

@@ -11,6 +11,8 @@ import json
 import logging
 import os
 import re
+import secrets
+import shutil
 import tempfile
 import time
 import unicodedata
@@ -26,7 +28,7 @@ from datetime import datetime, timezone
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
-from . import conflicts, transcript
+from . import conflicts, demo, transcript
 from .errors import ForgeError
 from .models import SCHEMA_VERSION, ProjectState, SessionState, Turn
 
@@ -76,6 +78,42 @@ def slugify(name: str) -> str:
     readable = _ascii_slug(unicodedata.normalize("NFC", name).lower().translate(_TRANSLIT))
     readable = readable[: SLUG_CHARS - SLUG_HASH_CHARS - 1].strip("-") or "project"
     return f"{readable}-{digest}"
+
+
+MAX_DISPLAY_NAME_CHARS = 120
+
+
+def display_name(manifest_name: str, session_name: str, slug: str) -> str:
+    """What the PM sees for a project: the name kept in its manifest (typed at creation or given by a
+    rename); a project made before names were kept there shows its session's name, else its slug."""
+    return (manifest_name or "").strip() or (session_name or "").strip() or slug
+
+
+def clean_display_name(name: str) -> str:
+    """A display name as typed, on one line and of a sensible length; one sentence when it cannot be one."""
+    name = " ".join(name.split())  # newlines and tabs would break `forge projects` and the picker
+    if not slugify(name):
+        raise ForgeError("A project name needs at least one letter or digit.")
+    if len(name) > MAX_DISPLAY_NAME_CHARS:
+        raise ForgeError(f"A project name can be at most {MAX_DISPLAY_NAME_CHARS} characters; "
+                         f"this one has {len(name)}.")
+    return name
+
+
+def picker_labels(names: dict[str, str]) -> dict[str, str]:
+    """slug → what a project list shows: its display name, with the slug added where two projects
+    show the same name (a rename may give one another's name)."""
+    seen = Counter(name.casefold() for name in names.values())
+    return {slug: name if seen[name.casefold()] == 1 else f"{name} ({slug})" for slug, name in names.items()}
+
+
+def _json_field(path: Path, key: str) -> str:
+    """One string field of a JSON file, or "" when the file is missing, damaged or mid-merge."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get(key, "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return value if isinstance(value, str) else ""
 
 
 def legacy_slug(name: str) -> str:
@@ -136,6 +174,13 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _played_folder(folder: Path) -> Path:
+    """Where a project's current names live: a shipped example's working copy once it has one (a rename
+    in the app renames the copy), else the folder itself. Listing never makes a copy."""
+    copy = demo.copy_of(folder)
+    return copy if demo.is_example(folder) and (copy / "state.json").is_file() else folder
 
 
 class Workspace:
@@ -210,7 +255,7 @@ class Workspace:
         # The slug, then the one a name got before other scripts were spelled (an older project's folder).
         for slug in dict.fromkeys((slugify(name), legacy_slug(name))):
             if slug and (folder / slug / cls.STATE).exists():
-                return cls(folder / slug)
+                return cls(demo.working_folder(folder / slug))  # a shipped example opens as its own copy
         raise ForgeError(f"There is no project called '{name}'. Create it with: forge new \"{name}\"")
 
     @staticmethod
@@ -219,9 +264,51 @@ class Workspace:
         root = projects_folder(projects_root)
         if not root.is_dir():
             return []
-        found = [p for p in root.iterdir() if (p / Workspace.STATE).is_file()]
+        # A dot-folder is a project being deleted (see `remove`), never one to list.
+        found = [p for p in root.iterdir() if not p.name.startswith(".") and (p / Workspace.STATE).is_file()]
         found.sort(key=lambda p: (p / Workspace.STATE).stat().st_mtime, reverse=True)
         return [p.name for p in found]
+
+    @staticmethod
+    def display_names(projects_root: Path) -> dict[str, str]:
+        """slug → display name of every project under the root, most recently active first."""
+        return {slug: Workspace(_played_folder(projects_folder(projects_root) / slug)).read_display_name()
+                for slug in Workspace.list_projects(projects_root)}
+
+    def read_display_name(self) -> str:
+        """The project's display name, read without loading the transcript; a damaged or conflicted file
+        shows the next best name rather than stopping a project list."""
+        return display_name(_json_field(self.project_state_path, "display_name"),
+                            _json_field(self.state_path, "project_name"), self.slug)
+
+    def rename(self, name: str) -> str:
+        """Give the project a new display name (the session's name, which briefs print, follows). The folder
+        keeps its slug, so every command's PROJECT and every clone's path stay as they were."""
+        name = clean_display_name(name)
+        taken = slugify(name)
+        if taken != self.slug and (self.root.parent / taken / self.STATE).exists():
+            raise ForgeError(f"Project '{taken}' already goes by that name; pick another, or rename that "
+                             "one first.")
+        with self.locked():
+            manifest = self.load_project_state()
+            manifest.display_name = name
+            self.save_project_state(manifest)
+            state = self.load_state()
+            state.project_name = name
+            self.save_state(state)
+        return name
+
+    def remove(self) -> None:
+        """Delete the project folder (hold the lock). It is first renamed to a dot-folder, one atomic step:
+        the project leaves every list at once, and a project made meanwhile under the same name gets a
+        folder of its own. Then the dot-folder is removed."""
+        aside = self.root.with_name(f".deleted-{self.slug}-{secrets.token_hex(4)}")
+        os.replace(self.root, aside)
+        try:
+            shutil.rmtree(aside)
+        except OSError as exc:
+            raise ForgeError(f"Project '{self.slug}' is deleted, but some of its files could not be removed "
+                             f"({exc.strerror or exc}); delete the folder {aside} by hand.") from None
 
     # ---- concurrency
     @contextmanager

@@ -3,10 +3,11 @@
 It answers the same requests through the same interface. For routing it returns the rule
 router's decision as a `route` tool call. For a reply it reads the PM's own words with
 `pmforge.understand`, calls the same tools Claude would (first round), and once the tools have
-run it writes the reply (second round): what was recorded, with its numbers and names; the
-sentence of an uploaded file that answers a question, cited; an earlier turn only when it bears
-on this message; then questions about what is still missing. Nothing is invented: every
-sentence it shows comes from the PM, the uploaded files, the state or the probe catalogue.
+run it writes the reply (second round): the sentence of an uploaded file that answers a question,
+cited; an earlier turn only when it bears on this message; then questions about what is still
+missing. Nothing is invented: every sentence it shows comes from the PM, the uploaded files, the
+state or the probe catalogue. What the tools recorded is told by the turn itself (`turn.acknowledge`),
+in both modes, so it is not said here.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ from ..understand import Understanding, filled_slots
 from ..understand import text as t
 from . import extractive, offline_plan
 from .base import LLM, ChatRequest, ChatResponse, ToolUse
+
+# Said once per session (the app's sidebar, `forge chat` on stderr), never inside a reply.
+OFFLINE_NOTICE = ("Forge is running offline: a built-in interviewer asks the questions and a local model searches "
+                  "your files; nothing leaves this machine. For Claude, put ANTHROPIC_API_KEY (and VOYAGE_API_KEY "
+                  "for Voyage embeddings) in a .env file and start Forge again.")
 
 _HOW_MUCH = re.compile(r"\b(?:how (?:many|much|long|often)|what (?:share|percent|percentage|proportion|number|"
                        r"rate|price|cost)|when|which year|what year)\b", re.I)
@@ -114,8 +120,8 @@ class OfflineLLM(LLM):
         filler = u.intent == "filler"
         last = request.messages[-1]["content"]
         if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
-            # Second round: the tools have run; tell the PM what was recorded, then ask.
-            return ChatResponse(text=self._compose(ctx, state, u, _acknowledgements(request.messages)),
+            # Second round: the tools have run (the turn acknowledges what they recorded); now ask.
+            return ChatResponse(text=self._compose(ctx, state, u, _recorded(request.messages)),
                                 stop_reason="end_turn")
         ids = count(1)
         entering = d.action == "enter_mode" and d.mode == "mode_2"
@@ -133,10 +139,10 @@ class OfflineLLM(LLM):
                                                  "evidence": extractive.clip_words(words, 30)}))
         uses = [ToolUse(id=f"offline_{next(ids)}", name=name, input=args) for name, args in calls]
         if not uses:
-            return ChatResponse(text=self._compose(ctx, state, u, []), stop_reason="end_turn")
+            return ChatResponse(text=self._compose(ctx, state, u, False), stop_reason="end_turn")
         return ChatResponse(tool_uses=uses, stop_reason="tool_use")
 
-    def _compose(self, ctx, state: SessionState, u: Understanding, acks: list[str]) -> str:
+    def _compose(self, ctx, state: SessionState, u: Understanding, recorded: bool) -> str:
         d = ctx.decision
         parts: list[str] = []
         if d.action == "enter_mode" and d.mode == "mode_2":
@@ -144,42 +150,33 @@ class OfflineLLM(LLM):
             parts.append(f"Let's evaluate **{name}** (Mode 2). We'll test it against the problem we framed: value, "
                          "usability, feasibility and viability risk, build vs buy, then the cheapest test of the "
                          "riskiest assumption.")
-        if acks:
-            parts.append("Noted:\n" + "\n".join(f"- {a}" for a in acks))
         if u.intent == "summarize" or d.action == "micro_synthesize":
             parts.append(_synthesis(state))
         elif u.intent == "question_method":
             parts.append(_explain(u.question or ctx.user_message))
-        elif u.intent == "filler" and not acks:
+        elif u.intent == "filler" and not recorded:
             parts.append("Noted — let's keep going.")
-        elif u.intent == "statement" and not acks and not u.probes and ctx.user_message.strip():
+        elif u.intent == "statement" and not recorded and not u.probes and ctx.user_message.strip():
             parts.append("Got it.")
         if not ctx.user_message.strip() or (u.intent == "filler" and "<pasted" in ctx.user_message):
             parts.append("You pasted a long text: it is saved as a source and searched like your files.")
         parts += _grounding(ctx, state, u)
         parts.append(_questions(ctx, state, u))
-        if d.action == "complete_mode":
-            if d.mode == "mode_1":
-                parts.append("Mode 1 (Discover & Frame) is complete; the problem brief is under **Downloads**. To "
-                             "stress-test an option, say which (e.g. “let's evaluate the vendor's tool”).")
-            else:
-                parts.append("Mode 2 (Evaluate Solution) is complete; the solution evaluation is under "
-                             "**Downloads**.")
+        if d.action == "complete_mode" and d.mode == "mode_1":
+            # The completion and the brief are acknowledged by the turn; what comes next is said here.
+            parts.append("To stress-test an option next, say which (e.g. “let's evaluate the vendor's tool”).")
         return "\n\n".join(p for p in parts if p)
 
 
-def _acknowledgements(messages: list[dict]) -> list[str]:
-    """A line per successful tool call of the previous round, from what the call sent and what it answered."""
-    uses = {b["id"]: b for b in messages[-2]["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
-    lines: list[str] = []
-    for result in messages[-1]["content"]:
-        use = uses.get(result.get("tool_use_id"))
-        if use is None or result.get("is_error"):
-            continue
-        line = offline_plan.acknowledge(use["name"], use.get("input") or {}, str(result.get("content", "")))
-        if line and line not in lines:
-            lines.append(line)
-    return lines
+_BOOKKEEPING = {"record_probe", "record_pattern", "update_conversation_summary"}  # never acknowledged
+
+
+def _recorded(messages: list[dict]) -> bool:
+    """Whether a call of the previous round recorded something the turn will acknowledge (then a bare
+    "Got it." would be noise)."""
+    names = {b["id"]: b["name"] for b in messages[-2]["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
+    return any(isinstance(b, dict) and b.get("type") == "tool_result" and not b.get("is_error")
+               and names.get(b.get("tool_use_id")) not in _BOOKKEEPING for b in messages[-1]["content"])
 
 
 def _quoted_turns(state: SessionState) -> set[int]:
@@ -322,4 +319,4 @@ def _synthesis(state: SessionState) -> str:
     return "\n".join(lines) if len(lines) > 1 else "We have not pinned the problem down yet."
 
 
-__all__ = ["GLOSSARY", "OfflineLLM", "best_sentence", "best_sentences"]
+__all__ = ["GLOSSARY", "OFFLINE_NOTICE", "OfflineLLM", "best_sentence", "best_sentences"]

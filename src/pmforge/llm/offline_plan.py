@@ -1,5 +1,5 @@
-"""The offline interviewer's note-taking: which tool calls an understood message warrants, and how
-each recorded change is acknowledged to the PM.
+"""The offline interviewer's note-taking: which tool calls an understood message warrants (the turn
+acknowledges what they recorded, in both modes: see `turn.acknowledge`).
 
 Every argument comes from the PM's own words (see `pmforge.understand`). Lists are sent whole
 (existing items plus new ones) because the tools replace them, which is also how a correction
@@ -243,64 +243,3 @@ def tool_calls(u: Understanding, state: SessionState, mode: str, org_context: st
     if u.intent == "artifact" and u.artifact_kind:
         calls.append(("generate_artifact", {"kind": u.artifact_kind}))
     return calls
-
-
-# ---------------------------------------------------------------- acknowledgements
-
-def acknowledge(name: str, args: dict, result: str) -> str:
-    """One line telling the PM what a successful call recorded, with its numbers and names."""
-    a = args if isinstance(args, dict) else {}
-    if name == "register_assumption":
-        ident = re.search(r"\bA\d+\b", result)
-        if "Already registered" in result:
-            return ""
-        return f"Assumption {ident.group(0) if ident else ''} registered: {t.clip_words(a.get('claim', ''), 30)}"
-    if name == "update_assumption_status":
-        return result.replace(" invalidated.", " marked invalidated.").replace(" confirmed.", " marked confirmed.")
-    if name == "add_stakeholder":
-        return f"Stakeholder: {a.get('name')} — {_ROLE_LABEL.get(a.get('role', 'other'), 'involved')}"
-    if name == "update_stakeholder":
-        role = f" — now {_ROLE_LABEL[a['role']]}" if a.get("role") in _ROLE_LABEL else ""
-        return f"Stakeholder {a.get('name')} updated{role}"
-    if name == "remove_stakeholder":
-        return f"{a.get('name')} taken off the stakeholder list (kept in the history)"
-    if name == "correct_fact":
-        return result.rstrip(".") + " (the old value stays in the history)"
-    if name == "update_problem_statement":
-        return f"Problem statement now reads: “{t.clip_words(a.get('problem_statement', ''), 45)}”"
-    if name == "update_target_audience":
-        return f"Audience: “{t.clip_words(a.get('target_audience', ''), 35)}”"
-    if name == "update_success_metrics":
-        labels = {"leading": "leading indicator", "lagging": "lagging outcome", "anti_metrics": "anti-metric"}
-        by_text: dict[str, list[str]] = {}
-        for key, values in a.items():
-            if values and key in labels:
-                by_text.setdefault(t.clip_words(values[-1], 25).rstrip("."), []).append(labels[key])
-        # One sentence that sets a target and its guardrail is shown once, with both labels.
-        return "; ".join(f"{' and '.join(names).capitalize()}: {text}" for text, names in by_text.items())
-    if name == "add_decision_criterion":
-        if result.startswith("Already"):
-            return ""
-        label = "Go ahead if" if a.get("kind") == "proceed_if" else "Stop if"
-        return f"{label}: {t.clip_words(a.get('criterion', ''), 30)}"
-    if name == "update_org_context":
-        return "Organisation context updated"
-    if name == "set_solution_info":
-        return f"Now evaluating: {a.get('name')}"
-    if name == "set_risk_assessment":
-        return f"{str(a.get('dimension', '')).title()} risk: {a.get('level')} — {t.clip_words(a.get('summary', ''), 25)}"
-    if name == "set_build_vs_buy":
-        choice = a.get("recommendation", "undecided")
-        return f"Build vs buy: {'undecided so far' if choice == 'undecided' else 'leaning ' + choice}" + (
-            f" (options: {', '.join(a['options_considered'])})" if a.get("options_considered") else "")
-    if name == "set_validation_plan":
-        tied = f", testing {a['riskiest_assumption']}" if a.get("riskiest_assumption") else ""
-        when = f", {a['timeline']}" if a.get("timeline") else ""
-        return f"Validation plan: {a.get('approach')}{when}{tied}"
-    if name == "set_go_no_go":
-        return f"Go / no-go: {str(a.get('recommendation', '')).replace('_', ' ')}"
-    if name == "complete_mode":
-        return result.split(" Still to be confirmed")[0]
-    if name == "generate_artifact":
-        return result.split(" Marked 'to be confirmed'")[0] + " — download it under **Downloads** in the sidebar"
-    return ""

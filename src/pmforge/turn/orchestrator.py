@@ -20,6 +20,7 @@ from ..models import (
 from ..project import Project
 from ..tokens import count_tokens
 from ..tools import ToolContext, run_tool
+from .acknowledge import acknowledgement, with_acknowledgement
 from .assemble import AssembledContext, assemble
 from .execute import Execution, build_reply_request, prefix_tokens
 from .fit import first_round_target, fit_context, refit_request
@@ -74,10 +75,16 @@ class PendingTurn:
             refit=lambda ctx, target: refit_request(ctx, self.state, self.project_state, settings, target),
         )
         self._streamed = False
+        self.acknowledgement = ""  # what the turn's tools recorded, streamed after the reply
 
     def __iter__(self) -> Iterator[str]:
         self._streamed = True
         yield from self.execution
+        # Output, not prompt: worded from the calls and the state they left, after the model has finished.
+        self.acknowledgement = acknowledgement(self.execution.result.tool_calls, self.state, self.tool_ctx.state,
+                                               self.project_state.org_context)
+        if self.acknowledgement:
+            yield ("\n\n" if self.execution.result.reply else "") + self.acknowledgement
 
     def tokens(self) -> TokenReport:
         sections = dict(self.context.tokens)
@@ -110,6 +117,7 @@ class PendingTurn:
             active_probe=self.decision.next_probe, workspace=ws, decision=self.decision.model_copy(deep=True),
             pm_words=self.tool_ctx.pm_words,
         )
+        org_before = ctx.project_state.org_context
         for call in self.execution.result.tool_calls:
             if call.ok:
                 ok, text = run_tool(call.name, call.input, ctx)
@@ -118,6 +126,9 @@ class PendingTurn:
                                      f"reply's changes no longer fit it ({text.rstrip('.')}); your message was not "
                                      "saved — send it again.")
         apply_decision(ctx.state, self.decision, self.number)
+        # Said again from the state actually saved (another window may have taken the id streamed as A3).
+        turn.assistant = with_acknowledgement(self.execution.result.reply, acknowledgement(
+            self.execution.result.tool_calls, current, ctx.state, org_before))
         ctx.state.turns.append(turn)
         self.tool_ctx = ctx
         log.info("turn %d: state saved by another window meanwhile; %d tool calls applied to it again",
@@ -135,7 +146,7 @@ class PendingTurn:
         turn = Turn(
             number=self.number,
             user=self.message,
-            assistant=result.reply,
+            assistant=with_acknowledgement(result.reply, self.acknowledgement),
             active_mode=state.active_mode,
             active_probe=d.next_probe,
             routing=d,
@@ -162,11 +173,14 @@ class PendingTurn:
                 current = ws.load_project_state()
                 current.org_context = new_org
                 ws.save_project_state(current)
-            # The turn first: it is what the PM saw, and a crash before state.json is saved then loses only
+            # Artifacts the tools asked for are written only now, with the turn: a failed turn writes none.
+            # Just before the turn, so the turn names the files it wrote (a crash in between leaves one
+            # more generation in artifacts/, which Downloads lists like any other).
+            written = write_all(ws, self.tool_ctx.pending_artifacts)
+            turn.artifacts = [path.name for result in written for path in result.paths]
+            # The turn next: it is what the PM saw, and a crash before state.json is saved then loses only
             # this turn's tool effects. One appended line, however long the session.
             ws.append_turn(turn)
-            # Artifacts the tools asked for are written only now, with the turn: a failed turn writes none.
-            write_all(ws, self.tool_ctx.pending_artifacts)
             ws.save_state(state)  # small: finds the turn already in the transcript
         log.info(
             "turn %d saved: action=%s mode=%s probe=%s retrieval=%s documents=%d conversations=%d phase_a=%d "

@@ -45,3 +45,10 @@ def _project(key: str, slug: str, root: str) -> Project:
 def project(slug: str) -> Project:
     svc = services()
     return _project(_settings_key(svc.settings), slug, str(svc.projects_root.resolve()))
+
+
+def forget_project(slug: str) -> None:
+    """Drop a deleted project's cached `Project` (its store's client is closed): a project made later under
+    the same name opens afresh."""
+    svc = services()
+    _project.clear(_settings_key(svc.settings), slug, str(svc.projects_root.resolve()))
