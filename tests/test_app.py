@@ -53,7 +53,7 @@ def test_offline_start_chat_upload_delete(app: AppTest):
     [b for b in app.sidebar.button if b.label == "Cancel"][0].click().run()
     assert "research-q3.docx" in _sidebar_text(app) and not app.sidebar.warning
     [b for b in app.sidebar.button if b.help == "Delete research-q3.docx"][0].click().run()
-    [b for b in app.sidebar.button if b.label == "Delete"][0].click().run()
+    [b for b in app.sidebar.button if b.label == "Yes, delete"][0].click().run()
     assert not app.exception
     assert [s.value for s in app.sidebar.success] == ["Deleted research-q3.docx."]
     assert "research-q3.docx" not in _sidebar_text(app)
@@ -106,11 +106,16 @@ def test_a_citation_opens_the_exact_passage(app: AppTest):
     app.sidebar.get("file_uploader")[0].upload("plan.md", PLAN, "text/markdown").run()
     app.chat_input[0].set_value("How many stores are in the pilot?").run()
     assert not app.exception
+    reply = [m for m in app.chat_message if m.name == "assistant"][0]
+    assert "Sources" in [c.value for c in reply.caption]  # a compact list under the reply
+    labels = [p.proto.popover.label for p in reply.get("popover")]  # file › section, one line, no brackets
+    assert len(labels) == 1 and labels[0].startswith("plan.md › Pilot plan") and "[" not in labels[0]
+    assert not [e for e in reply.expander if e.label == "What Forge looked at"]  # no telemetry by default
     passages = [m.value for p in app.get("popover") for m in p.markdown]
     assert passages == [PLAN.decode().strip()]  # the section's exact characters from converted/plan.md.md
 
     [b for b in app.sidebar.button if b.help == "Delete plan.md"][0].click().run()
-    [b for b in app.sidebar.button if b.label == "Delete"][0].click().run()
+    [b for b in app.sidebar.button if b.label == "Yes, delete"][0].click().run()
     notes = [c.value for p in app.get("popover") for c in p.caption]
     assert notes == ["That version of the file has since been replaced or deleted."]
 
@@ -139,6 +144,9 @@ def test_sidebar_shows_mode_register_skeleton_and_the_session_meter(app: AppTest
     assert "Still missing: Target audience" in sidebar  # the brief says what it lacks
     expanders = [e.label for e in app.sidebar.expander]
     assert "All 2 assumptions" in expanders
+    # Offline nothing is billed: the meter waits behind Developer details.
+    assert not [e for e in app.expander if e.label.startswith("Session meter")]
+    app.sidebar.toggle[0].set_value(True).run()
     meter = [e for e in app.expander if e.label.startswith("Session meter")]
     assert meter and "2 turns" in meter[0].label
     assert "Offline: no tokens are billed" in " ".join(c.value for c in meter[0].caption)
@@ -208,3 +216,41 @@ def test_full_journey_survives_switching_projects(app: AppTest):
     assert snapshot() != before
     app.sidebar.selectbox[0].set_value("iota").run()
     assert snapshot() == before
+
+
+def test_developer_details_are_hidden_until_the_toggle_is_on_and_stay_on(app: AppTest):
+    _create_project(app, "Lambda")
+    app.chat_input[0].set_value("We want to cut fresh shrink in our stores by a third.").run()
+    toggle = app.sidebar.toggle[0]
+    assert toggle.label == "Developer details" and toggle.value is False
+    assert not [e for e in app.expander if e.label == "What Forge looked at"]
+
+    toggle.set_value(True).run()
+    looked = [e for e in app.expander if e.label == "What Forge looked at"]
+    assert len(looked) == 1
+    telemetry = " ".join(m.value for m in looked[0].markdown) + " ".join(c.value for c in looked[0].caption)
+    assert "**Routing**" in telemetry and "Prompt tokens" in telemetry
+    app.chat_input[0].set_value("Dana owns the budget.").run()  # the choice holds across turns
+    assert app.sidebar.toggle[0].value is True
+    assert len([e for e in app.expander if e.label == "What Forge looked at"]) == 2
+
+
+def test_icon_buttons_have_a_worded_label_and_a_tooltip(app: AppTest):
+    _create_project(app, "Mu")
+    app.sidebar.get("file_uploader")[0].upload("plan.md", PLAN, "text/markdown").run()
+    app.chat_input[0].set_value("How many stores are in the pilot?").run()
+    buttons = list(app.button) + list(app.sidebar.button)
+    assert all(b.label.strip() for b in buttons)  # no button is a bare icon
+    assert [b.label for b in app.sidebar.button if b.help == "Delete plan.md"] == ["Delete"]
+    assert all(b.help for b in buttons if b.proto.icon)
+    assert all(p.proto.popover.label.strip() for p in app.get("popover"))
+
+
+def test_the_meter_chart_counts_turns_from_one():
+    from pmforge.models import TokenReport, Turn
+    from pmforge.ui.panels import meter_chart_data
+
+    turns = [Turn(number=n, user="u", assistant="a", tokens=TokenReport(phase_a=10 * n, phase_b=n))
+             for n in (1, 2, 3)]
+    assert meter_chart_data(turns) == {"turn": [1, 2, 3], "Phase A": [10, 20, 30], "Phase B": [1, 2, 3]}
+    assert meter_chart_data([]) == {"turn": [], "Phase A": [], "Phase B": []}

@@ -266,6 +266,11 @@ def _journey(page, tmp_path) -> None:
     _settled(page)
     _shot(page, "02-uploaded.png")
 
+    # Routing and token telemetry wait behind the sidebar's Developer details toggle (off by default).
+    expect(main).not_to_contain_text("What Forge looked at")
+    sidebar.get_by_text("Developer details").click()
+    _settled(page)
+
     # Ask about the file: the offline interviewer quotes it and asks its first question.
     reply = _send(page, "How many stores are in the pilot?", expected_replies=1)
     expect(reply).to_contain_text("Question 1:")
@@ -300,7 +305,7 @@ def _journey(page, tmp_path) -> None:
     expect(page.get_by_role("tooltip")).to_contain_text(f"Delete {FILENAME}")
     delete.click()
     expect(sidebar).to_contain_text(f"Delete {FILENAME}?", timeout=WAIT)  # asks before deleting
-    sidebar.get_by_role("button", name="Delete", exact=True).click()
+    sidebar.get_by_role("button", name="Yes, delete", exact=True).click()
     expect(_file_rows(sidebar, FILENAME)).to_have_count(0, timeout=WAIT)
     expect(sidebar).to_contain_text("No files yet", timeout=WAIT)
     expect(sidebar).to_contain_text(f"Deleted {FILENAME}.")  # the confirmation survives the rerun

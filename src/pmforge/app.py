@@ -160,15 +160,16 @@ def files_panel(project: Project) -> None:
     for f in manifest.file_summaries:
         with st.container(border=True):
             icon = ":material/check_circle:" if f.indexed else ":material/warning:"
-            cols = st.columns([5, 1])
+            cols = st.columns([2, 1], vertical_alignment="center")
             cols[0].markdown(f"{icon} **{f.filename}**")
-            if cols[1].button("", icon=":material/delete:", key=f"delete-{f.file_id}", help=f"Delete {f.filename}"):
+            # A worded label rather than a bare icon: screen readers and browser tests can name the button.
+            if cols[1].button("Delete", type="tertiary", key=f"delete-{f.file_id}", help=f"Delete {f.filename}"):
                 ss.confirm_delete = f.filename
                 st.rerun()
             if ss.get("confirm_delete") == f.filename:
                 st.warning(f"Delete {f.filename}? Its passages leave the search; earlier replies keep their text.")
                 yes, no = st.columns(2)
-                if yes.button("Delete", key=f"confirm-{f.file_id}", type="primary"):
+                if yes.button("Yes, delete", key=f"confirm-{f.file_id}", type="primary"):
                     ss.confirm_delete = None
                     try:
                         notify(True, delete_file(project, f.filename))
@@ -239,7 +240,39 @@ def downloads_panel(project: Project, state, manifest) -> None:
 
 # ---------------------------------------------------------------- main area
 
-def looked_at(project: Project, turn: Turn) -> None:
+DEVELOPER_DETAILS = "developer_details"  # kept apart from the widget's key, so it survives reruns without it
+
+
+def developer_toggle() -> None:
+    ss[DEVELOPER_DETAILS] = st.toggle(
+        "Developer details", value=ss.get(DEVELOPER_DETAILS, False), key="developer_details_toggle",
+        help="Show under each reply how Forge routed it and what its prompts weighed, and the session meter offline.",
+    )
+
+
+def source_label(citation: str) -> str:
+    """A source as one plain line: 'plan.md › Scope', without the citation's brackets."""
+    return citation.removeprefix("[").removesuffix("]")
+
+
+def sources_list(project: Project, turn: Turn) -> None:
+    """The document sections a reply drew on, one line each; each opens its exact passage."""
+    if not turn.sources:
+        return
+    st.caption("Sources")
+    for source in turn.sources:
+        with st.popover(source_label(source.citation), type="tertiary", icon=":material/description:",
+                        help="Open the passage"):
+            passage = project.passage(source)
+            if passage is None:
+                st.caption("That version of the file has since been replaced or deleted.")
+            else:
+                st.caption(f"{source.filename}, characters {source.start:,}–{source.end:,}")
+                st.markdown(passage)
+
+
+def looked_at(turn: Turn) -> None:
+    """Developer telemetry for one reply: routing, sections, earlier turns and prompt tokens."""
     with st.expander("What Forge looked at"):
         d = turn.routing
         if d:
@@ -249,15 +282,8 @@ def looked_at(project: Project, turn: Turn) -> None:
             )
             if d.reasoning:
                 st.caption(d.reasoning)
-        st.markdown("**Document sections:**" + ("" if turn.sources else " none"))
-        for i, source in enumerate(turn.sources):
-            with st.popover(source.citation, use_container_width=True):
-                passage = project.passage(source)
-                if passage is None:
-                    st.caption("That version of the file has since been replaced or deleted.")
-                else:
-                    st.caption(f"{source.filename}, characters {source.start:,}–{source.end:,}")
-                    st.markdown(passage)
+        # The passages themselves open from the sources list above.
+        st.markdown("**Document sections:** " + (", ".join(s.citation for s in turn.sources) or "none"))
         st.markdown("**Earlier turns:** " + (", ".join(map(str, turn.retrieved.conversations)) or "none"))
         t = turn.tokens
         st.caption(
@@ -386,7 +412,9 @@ def show_turn(project: Project, turn: Turn, latest: bool) -> None:
         if questions:
             st.caption("Tick the questions you are answering; Forge will know which ones.")
         turn_downloads(project, turn)
-        looked_at(project, turn)
+        sources_list(project, turn)
+        if ss.get(DEVELOPER_DETAILS):
+            looked_at(turn)
 
 
 def picked_questions(turn: Turn) -> list[str]:
@@ -403,7 +431,9 @@ def chat(project: Project) -> None:
     if ss.pop("demo_reset_asked", False) and example_of(project.ws.root) is not None:
         reset_demo(project)
     first_run(project, state)
-    panels.session_meter(state, project.settings, project.services.llm.online)
+    online = project.services.llm.online
+    if online or ss.get(DEVELOPER_DETAILS):  # offline nothing is billed: the meter is a developer's view
+        panels.session_meter(state, project.settings, online)
     if state.turns:
         export_menu(project, project.project_state().display_name or state.project_name or project.ws.slug)
     shown = ss.setdefault("history_shown", EAGER_TURNS)
@@ -478,6 +508,7 @@ def main() -> None:
             panels.register_panel(state)
             panels.skeleton_panel(state, manifest)
             downloads_panel(project, state, manifest)
+            developer_toggle()
     if project is None:
         st.title("Forge")
         welcome.intro()

@@ -9,7 +9,7 @@ import streamlit as st
 from ..artifacts import problem_brief_markdown, solution_evaluation_markdown
 from ..costs import session_costs
 from ..knowledge import MODE_ORDER, find_probe
-from ..models import ProjectState, SessionState
+from ..models import ProjectState, SessionState, Turn
 from ..tools.assumptions import dependents
 
 MODE_NAMES = {"mode_1": "Mode 1 · Discover & Frame", "mode_2": "Mode 2 · Evaluate Solution"}
@@ -80,6 +80,12 @@ def skeleton_panel(state: SessionState, project_state: ProjectState) -> None:
             st.markdown(f"**Criteria:** {len(c.proceed_if)} proceed-if, {len(c.do_not_proceed_if)} stop-if")
 
 
+def meter_chart_data(turns: list[Turn]) -> dict[str, list[int]]:
+    """The meter chart's columns: turns counted from 1, as the PM counts them, and each phase's prompt tokens."""
+    return {"turn": list(range(1, len(turns) + 1)),
+            "Phase A": [t.tokens.phase_a for t in turns], "Phase B": [t.tokens.phase_b for t in turns]}
+
+
 def session_meter(state: SessionState, settings, online: bool) -> None:
     """Prompt tokens per turn (native chart) and, online, what the session has cost."""
     if not state.turns:
@@ -87,10 +93,7 @@ def session_meter(state: SessionState, settings, online: bool) -> None:
     per_turn, total = session_costs(state.turns, settings)
     turns = f"{len(per_turn)} turn{'s' * (len(per_turn) != 1)}"
     with st.expander(f"Session meter — {total.prompt_tokens:,} prompt tokens over {turns}"):
-        st.line_chart(
-            {"Phase A": [t.tokens.phase_a for t in state.turns], "Phase B": [t.tokens.phase_b for t in state.turns]},
-            x_label="turn", y_label="prompt tokens", height=220,
-        )
+        st.line_chart(meter_chart_data(state.turns), x="turn", x_label="turn", y_label="prompt tokens", height=220)
         if online:
             last = per_turn[-1]
             st.caption(
