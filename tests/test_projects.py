@@ -101,6 +101,8 @@ def test_rename_changes_the_display_name_and_keeps_the_folder(isolated_env):
     brief = forge(tmp, "brief", "fresh-shrink-pilot", "--format", "md")  # commands still take the slug
     assert brief.returncode == 0, brief.stderr
     assert "Shrink pilot — Midwest" in Path(brief.stdout.strip()).read_text()
+    by_name = forge(tmp, "files", "shrink PILOT — midwest")  # ...and so does the new name, in any case
+    assert by_name.returncode == 0, by_name.stderr
 
     for args, said in ((("fresh-shrink-pilot", "  "), "A project name needs at least one letter or digit."),
                        (("fresh-shrink-pilot", "bakery"), "Project 'bakery' already goes by that name; pick "

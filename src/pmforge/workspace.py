@@ -256,6 +256,12 @@ class Workspace:
         for slug in dict.fromkeys((slugify(name), legacy_slug(name))):
             if slug and (folder / slug / cls.STATE).exists():
                 return cls(demo.working_folder(folder / slug))  # a shipped example opens as its own copy
+        # A renamed project keeps its folder: its new display name finds it too (`forge chat "New name"`).
+        wanted = " ".join(name.split()).casefold()
+        named = [slug for slug, shown in cls.display_names(projects_root).items()
+                 if " ".join(shown.split()).casefold() == wanted]
+        if len(named) == 1:
+            return cls(demo.working_folder(folder / named[0]))
         raise ForgeError(f"There is no project called '{name}'. Create it with: forge new \"{name}\"")
 
     @staticmethod
