@@ -85,6 +85,15 @@ def _healthy(port: int) -> bool:
         return False
 
 
+def _leave_nothing_behind(forge: subprocess.Popen) -> None:
+    """Whatever a test asserted, no process of its group outlives it."""
+    if _group_alive(forge.pid):
+        os.killpg(forge.pid, signal.SIGKILL)
+    if forge.poll() is None:
+        forge.kill()
+        forge.wait()
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="POSIX signals, process groups and /proc")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=["TERM", "INT", "HUP"])
 def test_stopping_forge_ui_stops_streamlit_and_frees_the_port(isolated_env, signum):
@@ -104,11 +113,7 @@ def test_stopping_forge_ui_stops_streamlit_and_frees_the_port(isolated_env, sign
         assert _servers_on(port) == []
         assert _wait_until(lambda: _port_free(port), STOP_WITHIN_S)
     finally:
-        if _group_alive(forge.pid):
-            os.killpg(forge.pid, signal.SIGKILL)
-        if forge.poll() is None:
-            forge.kill()
-            forge.wait()
+        _leave_nothing_behind(forge)
 
 
 STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(600)"
@@ -126,8 +131,4 @@ def test_a_server_that_ignores_the_stop_signal_is_killed_after_the_grace_period(
         forge.wait(timeout=STOP_WITHIN_S)
         assert _wait_until(lambda: not _group_alive(forge.pid), STOP_WITHIN_S)
     finally:
-        if _group_alive(forge.pid):
-            os.killpg(forge.pid, signal.SIGKILL)
-        if forge.poll() is None:
-            forge.kill()
-            forge.wait()
+        _leave_nothing_behind(forge)

@@ -21,6 +21,7 @@ from pmforge.turn import render
 from pmforge.turn.orchestrator import start_turn
 from pmforge.ui import panels, resources, welcome
 from pmforge.workspace import UnresolvedConflict, Workspace, picker_labels, take_notices
+from pmforge.words import counted
 
 st.set_page_config(page_title="Forge", page_icon="🔨", layout="wide")
 ss = st.session_state
@@ -28,9 +29,6 @@ ss = st.session_state
 
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 # ---------------------------------------------------------------- sidebar: providers and projects
@@ -179,7 +177,7 @@ def files_panel(project: Project) -> None:
                 if no.button("Cancel", key=f"cancel-{f.file_id}"):
                     ss.confirm_delete = None
                     st.rerun()
-            detail = f"{f.uploaded_at[:16].replace('T', ' ')} · {plural(f.chunk_count, 'passage')}"
+            detail = f"{f.uploaded_at[:16].replace('T', ' ')} · {counted(f.chunk_count, 'passage')}"
             st.caption(detail if f.indexed else f"{detail} · {f.status}")
             if f.summary:
                 st.caption(f.summary[:180] + ("…" if len(f.summary) > 180 else ""))

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from .errors import ForgeError
+from .words import counted
 
 
 def _services():
@@ -261,21 +262,18 @@ def cmd_doctor(args) -> int:
     for line in report.notes:
         print(f"note: {line}")
     t = report.totals
-    print(f"Project '{report.project}': {_count(t['files'], 'file')} ({t['indexed_files']} indexed), "
-          f"{_count(t['passages'], 'passage')}, {_count(t['turns'], 'turn')}.")
+    print(f"Project '{report.project}': {counted(t['files'], 'file')} ({t['indexed_files']} indexed), "
+          f"{counted(t['passages'], 'passage')}, {counted(t['turns'], 'turn')}.")
     if report.consistent:
         print("Consistent: uploads, converted files, file list, vector store, keyword indexes and transcript agree.")
         return 0
-    print(f"{_count(len(report.findings), 'problem')}:")
+    print(f"{counted(len(report.findings), 'problem')}:")
     for f in report.findings:
         print(f"  - [{f.layer}] {f.problem} (--fix: {f.repair})")
     if not args.fix:
         print(f"Run `forge doctor {report.project} --fix` to repair them.")
     return 1
 
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def cmd_migrate(args) -> int:

@@ -16,6 +16,7 @@ from typing import Literal
 from .artifacts import _esc, markdown_to_docx
 from .models import SessionState, Turn
 from .turn.render import for_display
+from .words import counted
 
 ExportFormat = Literal["md", "docx"]
 MIME: dict[str, str] = {
@@ -54,9 +55,8 @@ def _turn_markdown(turn: Turn) -> list[str]:
 def transcript_markdown(state: SessionState, title: str, now: datetime | None = None) -> str:
     """The whole transcript as Markdown; `now` stamps the export (UTC when not given)."""
     now = now or datetime.now(timezone.utc)
-    count = len(state.turns)
     blocks = [f"# Transcript — {_esc(title)}",
-              f"_Exported from Forge on {now:%Y-%m-%d %H:%M} UTC · {count} turn{'' if count == 1 else 's'}_"]
+              f"_Exported from Forge on {now:%Y-%m-%d %H:%M} UTC · {counted(len(state.turns), 'turn')}_"]
     if not state.turns:
         blocks.append("No turns yet.")
     for turn in state.turns:

@@ -25,6 +25,7 @@ from .errors import ForgeError
 from .store.client import client_for, persistent_client
 from .store.collections import KEYWORD_MIRRORED, REGISTRY, Clone, Lease, ProjectStore, reachable
 from .workspace import Workspace
+from .words import counted
 
 
 @dataclass
@@ -127,20 +128,17 @@ class Upkeep:
         if self.mismatch:
             return f"its vectors were made with {self.mismatch}, and Forge now embeds with {self.signature}"
         if self.missing_files:
-            return (f"the vector store does not match the uploaded files ({_count(len(self.missing_files), 'file')} "
+            return (f"the vector store does not match the uploaded files ({counted(len(self.missing_files), 'file')} "
                     "not indexed yet; a fresh clone has no vectors)")
         if self.unremembered:
             n = len(self.unremembered)
-            return f"{_count(n, 'turn')} of the transcript {'is' if n == 1 else 'are'} not in the conversation memory"
+            return f"{counted(n, 'turn')} of the transcript {'is' if n == 1 else 'are'} not in the conversation memory"
         if self.stale_keywords:
             return "the keyword index does not match the vector store"
         if self.unclaimed_files:
-            return f"this clone has not yet claimed {_count(len(self.unclaimed_files), 'shared file')}"
+            return f"this clone has not yet claimed {counted(len(self.unclaimed_files), 'shared file')}"
         return None
 
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 class Project:
@@ -255,7 +253,7 @@ def delete_project(services: Services, name: str) -> str:
         if services.settings.chroma_host:
             store = open_store(workspace, services.embedder.signature, services.settings)
             dropped = _drop_server_collections(store)  # refused (lease, server down): nothing is deleted
-            where = f"{dropped} collection{'' if dropped == 1 else 's'} on {store.location}"
+            where = f"{counted(dropped, 'collection')} on {store.location}"
         _close_embedded_store(workspace)  # vectordb/ may also hold an embedded store from before a migration
         workspace.remove()
     return f"Deleted project '{shown}' ({workspace.slug}): its folder and {where}."

@@ -33,6 +33,7 @@ from ..turn.remember import asked_before, catch_up, remember, summarize_turn
 from ..workspace import atomic_write_bytes, atomic_write_text, safe_filename
 from .chunk import ChunkSizes, Parent, TableHeaders, breadcrumb, chunk_markdown, heading_count
 from .convert import SUPPORTED, Budget, Converted, convert, extension, unsupported_message
+from ..words import counted
 
 log = logging.getLogger(__name__)
 
@@ -406,14 +407,11 @@ def _catch_up(project: Project, progress: Progress) -> str:
         progress("Remembering the conversation", 0, 1)
         remembered = catch_up(store, services.embedder, services.llm, state, project.settings, ws=ws, stored=stored)
     progress("Done", 1, 1)
-    done = [f"{_plural(len(missing), 'file')} indexed", f"{_plural(len(remembered), 'turn')} remembered"]
+    done = [f"{counted(len(missing), 'file')} indexed", f"{counted(len(remembered), 'turn')} remembered"]
     if upkeep.stale_keywords:
         done.append("keyword index rebuilt")
     return f"Caught up '{ws.slug}': {', '.join(done)}; nothing was dropped."
 
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _rebuild(project: Project, progress: Progress) -> str:

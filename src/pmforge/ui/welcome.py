@@ -10,6 +10,7 @@ import streamlit as st
 
 from ..models import ProjectState
 from ..project import Upkeep
+from ..words import counted
 
 WHAT_FORGE_DOES = (
     "Forge helps a product manager work out whether a product question is worth pursuing: it interviews you, "
@@ -70,28 +71,25 @@ def example_banner(on_reset: Callable[[], None]) -> None:
 
 # ---------------------------------------------------------------- preparing a project's files, in plain words
 
-def count(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
-
-
 def preparing_label(upkeep: Upkeep, manifest: ProjectState) -> str:
     """What the app says while it catches a project's search up (a fresh clone or copy has no vectors):
     what is being prepared, in files and passages, never the store's or the embedder's names."""
     indexed = [f for f in manifest.file_summaries if f.indexed]
     files = indexed if upkeep.mismatch else [f for f in indexed if f.filename in upkeep.missing_files]
-    what = [f"{count(len(files), 'file')}, {count(sum(f.chunk_count for f in files), 'passage')}"] if files else []
+    passages = sum(f.chunk_count for f in files)
+    what = [f"{counted(len(files), 'file', thousands=True)}, {counted(passages, 'passage', thousands=True)}"] if files else []
     if upkeep.unremembered:
-        what.append(count(len(upkeep.unremembered), "earlier turn"))
+        what.append(counted(len(upkeep.unremembered), "earlier turn", thousands=True))
     return "Preparing your files…" + (f" ({'; '.join(what)})" if what else "")
 
 
 def ready_label(manifest: ProjectState, remembered_turns: int) -> str:
     """What the app says once the catch-up is done: everything the next turn can search."""
     indexed = [f for f in manifest.file_summaries if f.indexed]
-    said = (f"Your files are ready: {count(sum(f.chunk_count for f in indexed), 'passage')} from "
-            f"{count(len(indexed), 'file')}." if indexed else "Ready.")
+    said = (f"Your files are ready: {counted(sum(f.chunk_count for f in indexed), 'passage', thousands=True)} from "
+            f"{counted(len(indexed), 'file', thousands=True)}." if indexed else "Ready.")
     if remembered_turns:
-        said += f" {count(remembered_turns, 'earlier turn')} remembered."
+        said += f" {counted(remembered_turns, 'earlier turn', thousands=True)} remembered."
     return said
 
 
