@@ -35,7 +35,8 @@ def test_offline_start_chat_upload_delete(app: AppTest):
     assert not app.exception and not app.error
     messages = app.chat_message
     assert [m.name for m in messages] == ["user", "assistant"]
-    assert app.checkbox[0].label.startswith("Question 1:")  # the latest reply's questions can be ticked
+    assert app.pills[0].options[0] == "Question 1"  # the latest reply's questions can be picked
+    assert "Question 1:" in messages[1].markdown[0].value  # and stay in the reply's text: nothing re-flows
 
     uploader = app.sidebar.get("file_uploader")[0]
     uploader.upload("research-q3.docx", research_docx("The Kestrel app reaches 12 percent."), DOCX_MIME).run()
@@ -108,16 +109,21 @@ def test_a_citation_opens_the_exact_passage(app: AppTest):
     assert not app.exception
     reply = [m for m in app.chat_message if m.name == "assistant"][0]
     assert "Sources" in [c.value for c in reply.caption]  # a compact list under the reply
-    labels = [p.proto.popover.label for p in reply.get("popover")]  # file › section, one line, no brackets
+    labels = [p.proto.popover.label for p in _source_popovers(reply)]  # file › section, one line, no brackets
     assert len(labels) == 1 and labels[0].startswith("plan.md › Pilot plan") and "[" not in labels[0]
     assert not [e for e in reply.expander if e.label == "What Forge looked at"]  # no telemetry by default
-    passages = [m.value for p in app.get("popover") for m in p.markdown]
+    passages = [m.value for p in _source_popovers(app) for m in p.markdown]
     assert passages == [PLAN.decode().strip()]  # the section's exact characters from converted/plan.md.md
 
     [b for b in app.sidebar.button if b.help == "Delete plan.md"][0].click().run()
     [b for b in app.sidebar.button if b.label == "Yes, delete"][0].click().run()
-    notes = [c.value for p in app.get("popover") for c in p.caption]
+    notes = [c.value for p in _source_popovers(app) for c in p.caption]
     assert notes == ["That version of the file has since been replaced or deleted."]
+
+
+def _source_popovers(node):
+    """The sources list's entries (each names 'file › section'), not the reply's Copy or Edit menus."""
+    return [p for p in node.get("popover") if " › " in p.proto.popover.label]
 
 
 def test_generate_and_download_the_brief(app: AppTest, isolated_env):
@@ -152,7 +158,7 @@ def test_sidebar_shows_mode_register_skeleton_and_the_session_meter(app: AppTest
     assert "Offline: no tokens are billed" in " ".join(c.value for c in meter[0].caption)
 
 
-def test_question_checkboxes_survive_repeated_labels_and_reach_the_next_turn(app: AppTest, isolated_env):
+def test_picked_questions_survive_repeated_labels_and_reach_the_next_turn(app: AppTest, isolated_env):
     from pmforge.models import SessionState, Turn
     from pmforge.workspace import Workspace
 
@@ -164,10 +170,9 @@ def test_question_checkboxes_survive_repeated_labels_and_reach_the_next_turn(app
     ws.save_state(SessionState.model_validate(state.model_dump() | {"turns": state.turns}))  # dumps omit turns
     app.run()
     assert not app.exception
-    boxes = app.checkbox
-    assert [b.label for b in boxes] == ["Question 1: Who owns shrink?", "Question 2: Who owns shrink?",
-                                        "Question 3: Since when?"]
-    boxes[2].check().run()
+    picker = app.pills[0]
+    assert picker.options == ["Question 1", "Question 2", "Question 3"]  # numbered by position
+    picker.set_value(["Question 3"]).run()
     app.chat_input[0].set_value("Since the Q2 review.").run()
     assert ws.load_state().turns[-1].user.startswith("Answering Question 3: Since when?")
 
@@ -254,3 +259,32 @@ def test_the_meter_chart_counts_turns_from_one():
              for n in (1, 2, 3)]
     assert meter_chart_data(turns) == {"turn": [1, 2, 3], "Phase A": [10, 20, 30], "Phase B": [1, 2, 3]}
     assert meter_chart_data([]) == {"turn": [], "Phase A": [], "Phase B": []}
+
+
+def test_retry_and_edit_the_last_message(app: AppTest, isolated_env):
+    from pmforge.workspace import Workspace
+
+    _create_project(app, "Kappa")
+    ws = Workspace(isolated_env / "projects" / "kappa")
+    app.chat_input[0].set_value("We want to cut bakery shrink in our stores by a third.").run()
+    first = ws.load_state().turns[-1]
+    [b for b in app.button if b.label == "Retry"][0].click().run()
+    assert not app.exception and not app.error
+    turns = ws.load_state().turns
+    assert len(turns) == 1 and turns[0].id != first.id and turns[0].user == first.user  # asked again
+    assert len(app.chat_message) == 2  # the old reply is gone from the page too
+
+    app.text_area(key=f"edit-text-{turns[0].id}").set_value("We want to cut produce shrink instead.")
+    [b for b in app.button if b.label == "Send edited message"][0].click().run()
+    assert not app.exception and not app.error
+    assert [t.user for t in ws.load_state().turns] == ["We want to cut produce shrink instead."]
+    assert app.chat_message[0].markdown[0].value == "We want to cut produce shrink instead."
+
+
+def test_copy_offers_the_reply_as_it_was_saved(app: AppTest, isolated_env):
+    from pmforge.workspace import Workspace
+
+    _create_project(app, "Lambda")
+    app.chat_input[0].set_value("We want to cut bakery shrink.").run()
+    saved = Workspace(isolated_env / "projects" / "lambda").load_state().turns[-1].assistant
+    assert [c.value for c in app.code] == [saved]  # st.code carries the copy button

@@ -2,38 +2,31 @@
 
 Run it alone with `pytest tests/test_browser.py -q -x` (or `-m browser`). It needs the
 Debian Chromium at /usr/bin/chromium (override with FORGE_CHROMIUM) and the `playwright`
-Python package; nothing is downloaded. Screenshots land in test-artifacts/browser/.
+Python package; nothing is downloaded. Screenshots of every step, at 1400×900 and at 1280×720, land in
+test-artifacts/browser/ (CI keeps that folder).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
+import shutil
 from pathlib import Path
 
 import pytest
 
+from pmforge.bench.browser import CHROMIUM, WAIT_MS, chromium, forge_ui, open_app
+
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts" / "browser"
-CHROMIUM = os.environ.get("FORGE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-# Keys and remote services must never reach the app under test.
-SCRUBBED = ("ANTHROPIC_API_KEY", "VOYAGE_API_KEY", "ANTHROPIC_BASE_URL", "VOYAGE_BASE_URL",
-            "CHROMA_HOST", "CHROMA_PORT")
-
-STARTUP_TIMEOUT = 60  # seconds, for the server to answer its health check
-WAIT = 60_000         # milliseconds, for a Streamlit rerun to show its result (ingest and replies embed)
+WAIT = WAIT_MS  # milliseconds, for a Streamlit rerun to show its result (ingest and replies embed)
 
 FILENAME = "pilot-plan.md"
 STARTER = "Start the interview: ask me your first questions."  # one of the welcome's starter prompts
+RESEARCH = "store-research.md"
+RESEARCH_NOTES = "# Store research\n\n" + "\n\n".join(
+    f"## Store {i}\n\nStore {i} reports bakery shrink of {i % 9 + 2} percent, mostly from late markdowns and "
+    "over-ordering before weekends; leads say the handheld markdown tool is slow." for i in range(80))
 PILOT_PLAN = """# Pilot plan
 
 A short plan for the Midwest markdown pilot.
@@ -60,133 +53,20 @@ pytestmark = [
 ]
 
 
-# ---------------------------------------------------------------- the server
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _tail(path: Path, lines: int = 40) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.status == 200 and response.read().strip() == b"ok"
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - a reused id owned by someone else
-        return False
-    return True
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """`forge ui` runs Streamlit as its child: stop the whole process group we started.
-
-    SIGTERM first, then SIGKILL after a grace period; returns once `forge` and Streamlit are both gone.
-    """
-    pgid = proc.pid  # start_new_session=True: the group's id is forge's pid
-    for sig, grace in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
-        if proc.poll() is not None and not _group_alive(pgid):
-            return
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            pass
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            if proc.poll() is not None and not _group_alive(pgid):
-                return
-            time.sleep(0.1)
-    proc.wait(timeout=5)
-
-
-@pytest.fixture
-def forge_url(tmp_path):
-    """`forge ui` on a free loopback port, offline, with its own projects folder; yields its URL."""
-    forge = Path(sys.executable).with_name("forge")
-    assert forge.exists(), f"{forge} is missing: install pmforge into this environment"
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
-    env.update(
-        FORGE_PROJECTS_DIR=str(tmp_path / "projects"),
-        FORGE_LLM="offline",
-        FORGE_EMBEDDINGS="local",
-        # Edits to the source while the test runs must not trigger Streamlit's "File change" banner.
-        STREAMLIT_SERVER_FILE_WATCHER_TYPE="none",
-        PYTHONUNBUFFERED="1",
-    )
-    log_path = tmp_path / "forge-ui.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [str(forge), "ui", "--port", str(port), "--address", "127.0.0.1"],
-            cwd=tmp_path,  # a developer's .env in the repository must not be read
-            env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, so Streamlit stops with it
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while not _healthy(url):
-            if proc.poll() is not None:
-                pytest.fail(f"forge ui exited with {proc.returncode}:\n{_tail(log_path)}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"forge ui not healthy after {STARTUP_TIMEOUT}s:\n{_tail(log_path)}")
-            time.sleep(0.25)
-        yield url
-    finally:
-        _stop(proc)
-
-
-@pytest.fixture
-def page(forge_url):
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for old in ARTIFACTS.glob("*.png"):  # only this run's pictures (and failure.png) remain
-        old.unlink()
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
-            page = context.new_page()
-            page.set_default_timeout(30_000)
-            _open_app(page, forge_url)
-            yield page
-        finally:
-            browser.close()
-
-
 # ---------------------------------------------------------------- helpers
 
-def _open_app(page, url: str, attempts: int = 3) -> None:
-    """Load the app. On a loaded 2-core machine the first websocket handshake can time out while the
-    server imports its libraries, and Streamlit then shows "Connection error"; a reload is what a person
-    would do, so do it (a few times at most) instead of failing on the first try."""
-    ready = page.get_by_text("Running offline")
-    trouble = page.get_by_role("heading", name="Connection error")
-    for attempt in range(attempts):
-        page.goto(url, wait_until="domcontentloaded")
-        expect(ready.or_(trouble).first).to_be_visible(timeout=WAIT)
-        if ready.is_visible():
-            return
-    raise AssertionError(f"the app showed 'Connection error' on {attempts} loads")
+SIZES = {"1400x900": {"width": 1400, "height": 900}, "1280x720": {"width": 1280, "height": 720}}
 
 
-def _shot(page, name: str) -> None:
-    # Finish the expander's opening transition and hide the blinking caret: stable pictures.
-    page.screenshot(path=str(ARTIFACTS / name), animations="disabled", caret="hide")
+def _shots(page, name: str, element=None) -> None:
+    """The page as it is now, at both window sizes a PM is likely to use (then back to the larger one);
+    with `element`, that part of the page only (the chat keeps itself scrolled to its end on a resize)."""
+    for size, viewport in SIZES.items():
+        page.set_viewport_size(viewport)
+        page.wait_for_timeout(300)  # the layout settles after a resize
+        (element or page).screenshot(path=str(ARTIFACTS / f"{name}-{size}.png"), animations="disabled",
+                                     caret="hide")
+    page.set_viewport_size(SIZES["1400x900"])
 
 
 def _settled(page) -> None:
@@ -209,106 +89,174 @@ def _delete_button(sidebar, filename: str):
     return sidebar.get_by_test_id("stHorizontalBlock").filter(has=name).get_by_role("button")
 
 
+# Records, for the reply being written, every text the page showed: streaming means several partial texts.
+WATCH_REPLY = """() => {
+  window.__forgeSeen = [];
+  const record = () => {
+    const replies = document.querySelectorAll('[data-testid=stChatMessage]:has([data-testid=stChatMessageAvatarAssistant])');
+    const last = replies[replies.length - 1];
+    const text = last ? (last.querySelector('[data-testid=stMarkdownContainer]') || {}).innerText || '' : '';
+    if (window.__forgeSeen[window.__forgeSeen.length - 1] !== text) window.__forgeSeen.push(text);
+  };
+  new MutationObserver(record).observe(document.body, {subtree: true, childList: true, characterData: true});
+}"""
+
+
 def _send(page, message: str, expected_replies: int):
-    """Type a message into the chat input, press Enter, and return the finished assistant reply."""
+    """Type a message, press Enter, wait for the finished reply (its Retry button), and return the reply
+    with every text the page showed for it on the way."""
     box = page.get_by_test_id("stChatInput").locator("textarea")
     expect(box).to_be_editable()
+    page.evaluate(WATCH_REPLY)
     box.fill(message)
     box.press("Enter")
     replies = _assistant_replies(page)
     expect(replies).to_have_count(expected_replies, timeout=WAIT)
     reply = replies.nth(expected_replies - 1)
-    # The expander is drawn only from the saved turn, after the rerun that ends the turn.
-    expect(reply.get_by_test_id("stExpander")).to_contain_text("What Forge looked at", timeout=WAIT)
+    expect(reply.get_by_role("button", name="Retry")).to_be_visible(timeout=WAIT)  # drawn from the saved turn
     _settled(page)
-    return reply
+    return reply, page.evaluate("() => window.__forgeSeen")
+
+
+def _saved_users(projects: Path, slug: str) -> list[str]:
+    import json
+
+    path = projects / slug / "turns.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    return [json.loads(line)["user"] for line in lines if line.startswith('{"') and '"user"' in line]
 
 
 # ---------------------------------------------------------------- the journey
 
-def test_create_upload_chat_delete_in_chromium(page, tmp_path):
-    try:
-        _journey(page, tmp_path)
-    except BaseException:
+def test_a_new_pm_from_the_demo_to_deleting_a_project(tmp_path):
+    """welcome → demo → new project → two uploads while a message is sent (kept, answered) → five streamed
+    turns → a cited passage opened → rename → export → delete a file → delete the project."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for old in ARTIFACTS.glob("*.png"):  # only this run's pictures (and failure.png) remain
+        old.unlink()
+    projects = tmp_path / "projects"
+    # What a fresh clone holds: the shipped demo, no vectors, no private copy.
+    shutil.copytree(REPO / "projects" / "demo", projects / "demo",
+                    ignore=shutil.ignore_patterns("vectordb", ".lock", ".turn.lock", ".operation.json", ".undo.json"))
+    with forge_ui(tmp_path) as url, chromium() as browser:
+        page = browser.new_context(viewport=SIZES["1400x900"], accept_downloads=True).new_page()
+        page.set_default_timeout(30_000)
         try:
-            _shot(page, "failure.png")  # what the browser showed when the journey broke
-        except Exception:
-            pass
-        raise
+            open_app(page, url)
+            _journey(page, tmp_path, projects)
+        except BaseException:
+            try:
+                page.screenshot(path=str(ARTIFACTS / "failure.png"))  # what the browser showed when it broke
+            except Exception:
+                pass
+            raise
 
 
-def _journey(page, tmp_path) -> None:
+def _journey(page, tmp_path: Path, projects: Path) -> None:
     sidebar = page.get_by_test_id("stSidebar")
     main = page.get_by_test_id("stMainBlockContainer")
     expect(sidebar.get_by_text("Running offline")).to_be_visible(timeout=WAIT)
 
-    # Create a project through the sidebar form ("New project" starts open while there are none).
-    name_box = sidebar.get_by_label("Project name")
-    expect(name_box).to_be_visible(timeout=WAIT)
-    name_box.fill("Browser Pilot")
-    sidebar.get_by_role("button", name="Create project").click()
+    # 1. The first screen: the finished demo, saying what Forge is for and what it is.
+    expect(main).to_contain_text("This is a finished example", timeout=WAIT)
+    expect(main).to_contain_text("Forge helps a product manager")
+    expect(main.get_by_role("button", name="Reset demo")).to_be_visible()
+    expect(sidebar).to_contain_text("store-interviews-q3.md")
+    _settled(page)
+    _shots(page, "01-demo")
+
+    # 2. A new project from the sidebar's New menu; the form folds away once used.
+    sidebar.get_by_role("button", name="New").click()
+    page.get_by_label("Project name").fill("Browser Pilot")
+    page.get_by_role("button", name="Create project").click()
     expect(main.get_by_role("heading", name="Browser Pilot")).to_be_visible(timeout=WAIT)
-    expect(sidebar.get_by_role("heading", name="Project Files")).to_be_visible(timeout=WAIT)
-    expect(sidebar).to_contain_text("No files yet", timeout=WAIT)
-    # A project with no turns yet welcomes: the three steps, the upload hint, starter prompts.
     expect(main).to_contain_text("Upload the files behind your question")
     expect(main).to_contain_text("Start by uploading your files.")
     expect(main.get_by_role("button", name=STARTER)).to_be_visible()
+    expect(page.get_by_label("Project name")).to_have_count(0)
     _settled(page)
-    _shot(page, "01-created.png")
+    _shots(page, "02-new-project")
 
-    # Upload a Markdown file through the sidebar uploader.
-    plan = tmp_path / FILENAME
+    # 3. Two files, and a message sent while they are being prepared: kept, shown, answered after them.
+    plan, research = tmp_path / FILENAME, tmp_path / RESEARCH
     plan.write_text(PILOT_PLAN, encoding="utf-8")
-    sidebar.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files(str(plan))
-    expect(_file_rows(sidebar, FILENAME)).to_have_count(1, timeout=WAIT)
-    expect(sidebar).not_to_contain_text("No files yet", timeout=WAIT)
+    research.write_text(RESEARCH_NOTES, encoding="utf-8")
+    sidebar.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files([str(research), str(plan)])
+    expect(main.get_by_text("Preparing your files…")).to_be_visible(timeout=WAIT)
+    box = page.get_by_test_id("stChatInput").locator("textarea")
+    expect(box).to_be_editable()  # the chat stays usable during the upload
+    question = "How many stores are in the pilot?"
+    box.fill(question)
+    box.press("Enter")
+    expect(main.get_by_test_id("stChatMessage").filter(has_text=question)).to_have_count(1, timeout=WAIT)
+    expect(main).to_contain_text("Waiting for your files to be ready", timeout=WAIT)
+    _shots(page, "03-message-during-upload")
+    reply = _assistant_replies(page).first
+    expect(reply.get_by_role("button", name="Retry")).to_be_visible(timeout=120_000)
     _settled(page)
-    _shot(page, "02-uploaded.png")
-
-    # Routing and token telemetry wait behind the sidebar's Developer details toggle (off by default).
-    expect(main).not_to_contain_text("What Forge looked at")
-    sidebar.get_by_text("Developer details").click()
-    _settled(page)
-
-    # Ask about the file: the offline interviewer quotes it and asks its first question.
-    reply = _send(page, "How many stores are in the pilot?", expected_replies=1)
-    expect(reply).to_contain_text("Question 1:")
-    expect(reply).to_contain_text(re.compile(r"From your files, \[" + re.escape(FILENAME) + " ›"))
     expect(reply).to_contain_text("20 stores")
-    expect(sidebar).to_contain_text("turn 1")
-    expect(main.get_by_role("button", name=STARTER)).to_have_count(0)  # the conversation took the page
-    _shot(page, "03-reply.png")
+    expect(_file_rows(sidebar, FILENAME)).to_have_count(1)
+    expect(_file_rows(sidebar, RESEARCH)).to_have_count(1)
+    assert _saved_users(projects, "browser-pilot") == [question]  # nothing lost: the message is the first turn
+    _shots(page, "04-answered-after-upload")
 
-    # What Forge looked at, under the latest reply.
-    expander = reply.get_by_test_id("stExpander")
-    expander.locator("summary").click()
-    details = expander.get_by_test_id("stExpanderDetails")
-    expect(details).to_be_visible()
-    expect(details).to_contain_text("Routing")
-    expect(details).to_contain_text("Document sections")
-    # Let the panel finish opening, then bring its end clear of the chat input pinned at the bottom.
-    expander.evaluate("e => Promise.allSettled(e.getAnimations({subtree: true}).map(a => a.finished))")
-    details.get_by_text("Prompt tokens").evaluate("e => e.scrollIntoView({block: 'center'})")
-    _shot(page, "04-expander.png")
+    # 4. Five more turns; each reply is seen streaming (partial texts before the whole one).
+    for i, message in enumerate(["ok", "Bakery leads lose about two hours a week on markdowns.", "go on",
+                                 "I think store managers will adopt a daily markdown list.", "yes, that's right"]):
+        reply, seen = _send(page, message, expected_replies=i + 2)
+        final = reply.get_by_test_id("stMarkdownContainer").first.inner_text()
+        partial = [t for t in seen if t and len(t) < len(final) - 10 and not t.startswith("Waiting")]
+        assert partial, f"turn {i + 2}: no partial reply seen; the page showed {seen!r}"
+    expect(sidebar).to_contain_text("turn 6")
+    assert len(_saved_users(projects, "browser-pilot")) == 6
+    _shots(page, "05-five-turns")
 
-    # A second turn.
-    second = _send(page, "yes", expected_replies=2)
-    expect(second.get_by_test_id("stMarkdownContainer").first).not_to_have_text("")
-    expect(page.get_by_test_id("stChatMessage")).to_have_count(4)
-    expect(sidebar).to_contain_text("turn 2")
+    # 5. The cited passage, opened from the citation inside the first reply, with its sentence highlighted.
+    first = _assistant_replies(page).first
+    chip = first.locator(".forge-cite-label", has_text=f"{FILENAME} ›").first
+    chip.scroll_into_view_if_needed()
+    highlighted = first.locator("mark", has_text="The pilot covers 20 stores in the Midwest region")
+    expect(highlighted).to_be_hidden()
+    chip.click()
+    expect(highlighted).to_be_visible()
+    _shots(page, "06-cited-passage", element=first)
+    chip.click()
+    expect(highlighted).to_be_hidden()
 
-    # Delete the file with its delete button (its tooltip names the file).
-    delete = _delete_button(sidebar, FILENAME)
-    expect(delete).to_have_count(1)
-    delete.hover()
-    expect(page.get_by_role("tooltip")).to_contain_text(f"Delete {FILENAME}")
-    delete.click()
-    expect(sidebar).to_contain_text(f"Delete {FILENAME}?", timeout=WAIT)  # asks before deleting
+    # 6. Rename: the picker and the heading show the new name; the folder keeps its slug.
+    sidebar.get_by_role("button", name="Rename").click()
+    page.get_by_role("textbox", name="Display name").fill("Pilot Review")
+    page.get_by_role("button", name="Rename", exact=True).last.click()
+    expect(main.get_by_role("heading", name="Pilot Review")).to_be_visible(timeout=WAIT)
+    expect(sidebar.get_by_role("combobox", name="Project")).to_have_value("Pilot Review")
+    assert (projects / "browser-pilot").is_dir()
+    _settled(page)
+    _shots(page, "07-renamed")
+
+    # 7. Export the transcript as Markdown.
+    main.get_by_role("button", name="Export").click()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Transcript (.md)").click()
+    exported = Path(download.value.path()).read_text(encoding="utf-8")
+    assert question in exported and "Pilot Review" in exported
+    page.keyboard.press("Escape")
+    _shots(page, "08-exported")
+
+    # 8. Delete a file (asked first).
+    _delete_button(sidebar, FILENAME).click()
+    expect(sidebar).to_contain_text(f"Delete {FILENAME}?", timeout=WAIT)
     sidebar.get_by_role("button", name="Yes, delete", exact=True).click()
     expect(_file_rows(sidebar, FILENAME)).to_have_count(0, timeout=WAIT)
-    expect(sidebar).to_contain_text("No files yet", timeout=WAIT)
-    expect(sidebar).to_contain_text(f"Deleted {FILENAME}.")  # the confirmation survives the rerun
-    expect(sidebar).not_to_contain_text(f"Indexed {FILENAME}")  # the upload notice was one-shot
+    expect(sidebar).to_contain_text(f"Deleted {FILENAME}.")
     _settled(page)
-    _shot(page, "05-deleted.png")
+    _shots(page, "09-file-deleted")
+
+    # 9. Delete the project, after typing its name; the demo is what remains.
+    sidebar.get_by_role("button", name="Delete…").click()
+    page.get_by_role("textbox", name="Type 'Pilot Review' to confirm").fill("Pilot Review")
+    page.get_by_role("button", name="Delete project").click()
+    expect(main).to_contain_text("This is a finished example", timeout=WAIT)
+    expect(sidebar.get_by_role("combobox", name="Project")).not_to_have_value("Pilot Review")
+    assert not (projects / "browser-pilot").exists()
+    _settled(page)
+    _shots(page, "10-project-deleted")

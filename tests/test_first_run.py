@@ -129,7 +129,7 @@ def test_a_starter_prompt_is_sent_as_the_pms_message(fresh_app, services):
     assert not at.exception and not at.error
     assert [m.name for m in at.chat_message] == ["user", "assistant"]
     assert at.chat_message[0].markdown[0].value == prompt
-    assert at.checkbox and at.checkbox[0].label.startswith("Question 1:")  # a real reply, with its questions
+    assert at.pills and at.pills[0].options[0] == "Question 1"  # a real reply, with its questions
     turns = Project.open(services, "starter-pilot").state().turns
     assert [t.user for t in turns] == [prompt]  # saved as the PM's own words, once
     assert not _starters(at)

@@ -565,6 +565,8 @@ def test_progress_reports_stages_in_order(project: Project):
     assert [first[s] for s in order] == sorted(first[s] for s in order), stages
     embedding = [(done, total) for stage, done, total in calls if stage == "Embedding"]
     assert embedding[-1][0] == embedding[-1][1] > 0
+    # One unit throughout: the bar counts passages, as the file card does afterwards.
+    assert {total for _, total in embedding} == {result.entry.chunk_count}
     assert all(0 <= done <= total for done, total in embedding)
     assert [d for d, _ in embedding] == sorted(d for d, _ in embedding)
     last_embedding = max(i for i, s in enumerate(stages) if s == "Embedding")

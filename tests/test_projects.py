@@ -251,13 +251,13 @@ def _create(at: AppTest, name: str) -> None:
 def test_picker_shows_display_names_and_the_create_form_folds_away(app: AppTest):
     assert app.sidebar.text_input(key="new_project_name").label == "Project name"  # no project yet: shown
     _create(app, "Fresh Shrink Pilot")
-    picker = app.sidebar.selectbox(key="project")
+    picker = app.sidebar.selectbox[0]
     assert picker.value == "fresh-shrink-pilot" and picker.options == ["Fresh Shrink Pilot"]
     assert _popover(app, "New").proto.popover.open is False  # the form is folded into a closed menu
 
     _create(app, "Пилот 2024")
     assert _popover(app, "New").proto.popover.open is False  # and closes again once used
-    picker = app.sidebar.selectbox(key="project")
+    picker = app.sidebar.selectbox[0]
     assert picker.options == ["Пилот 2024", "Fresh Shrink Pilot"] and picker.value.startswith("pilot-2024-")
     assert not app.sidebar.error
 
@@ -271,7 +271,7 @@ def test_rename_from_the_sidebar(app: AppTest, isolated_env):
     box.set_value("Shrink pilot, Midwest")
     _button(app, "Rename").click().run()
     assert not app.exception and not app.sidebar.error
-    picker = app.sidebar.selectbox(key="project")
+    picker = app.sidebar.selectbox[0]
     assert picker.value == "fresh-shrink-pilot" and picker.options == ["Shrink pilot, Midwest"]
     assert _popover(app, "Rename").proto.popover.open is False
     assert [t.value for t in app.toast] == ["Renamed to 'Shrink pilot, Midwest'; its folder stays "
@@ -285,7 +285,7 @@ def test_delete_from_the_sidebar_asks_then_opens_another_project(app: AppTest, i
     _create(app, "Alpha")
     _create(app, "Beta")
     app.sidebar.get("file_uploader")[0].upload("plan.md", PLAN, "text/markdown").run()
-    assert app.sidebar.selectbox(key="project").value == "beta"
+    assert app.sidebar.selectbox[0].value == "beta"
 
     app.session_state["delete_project_menu"] = True
     app.run()
@@ -299,15 +299,15 @@ def test_delete_from_the_sidebar_asks_then_opens_another_project(app: AppTest, i
     _button(app, "Delete project").click().run()
     assert not app.exception and not app.sidebar.error
     assert not (projects / "beta").exists()
-    assert app.sidebar.selectbox(key="project").value == "alpha"  # another project opens
-    assert app.sidebar.selectbox(key="project").options == ["Alpha"]
+    assert app.sidebar.selectbox[0].value == "alpha"  # another project opens
+    assert app.sidebar.selectbox[0].options == ["Alpha"]
     assert _popover(app, "Delete…").proto.popover.open is False
     assert [t.value for t in app.toast] == ["Deleted project 'Beta' (beta): its folder and its embedded "
                                             "vector store."]
 
     # Made again under the same name, it is a fresh project (no cached one from before the delete).
     _create(app, "Beta")
-    assert app.sidebar.selectbox(key="project").value == "beta"
+    assert app.sidebar.selectbox[0].value == "beta"
     assert "plan.md" not in " ".join(m.value for m in app.sidebar.markdown)
     app.sidebar.get("file_uploader")[0].upload("plan.md", PLAN, "text/markdown").run()
     assert not app.exception and [s.value for s in app.sidebar.success] == ["Indexed plan.md: 1 passage in 1 "

@@ -8,22 +8,27 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 
 import streamlit as st
 
 from pmforge import artifacts, export
 from pmforge.demo import example_of, restore_example
 from pmforge.errors import ForgeError
-from pmforge.ingest.pipeline import delete_file, ingest_file, reindex
+from pmforge.ingest.pipeline import delete_file, reindex
 from pmforge.models import Turn
 from pmforge.project import Project, confirms_deletion, delete_project, deletion_warning
 from pmforge.turn import render
-from pmforge.turn.orchestrator import start_turn
-from pmforge.ui import panels, resources, welcome
+from pmforge.ui import citations, panels, resources, welcome
+from pmforge.ui.jobs import DONE, FAILED, STOPPED, ProjectJobs, TurnJob, UploadJob
 from pmforge.workspace import UnresolvedConflict, Workspace, picker_labels, take_notices
 from pmforge.words import counted
 
-st.set_page_config(page_title="Forge", page_icon="🔨", layout="wide")
+# An About entry makes Streamlit show its menu, and with it the Light / Dark / System theme choice.
+st.set_page_config(page_title="Forge", page_icon="🔨", layout="wide", menu_items={
+    "About": "**Forge** — a discovery copilot for product managers. It interviews you about a product question, "
+             "grounded in your files, and keeps the problem brief and assumption register as you talk.",
+})
 ss = st.session_state
 
 
@@ -92,6 +97,10 @@ def _delete_project(services, slug: str) -> None:
     ss.project_toast = message
 
 
+def _pick_project(key: str) -> None:
+    ss.project = ss[key]
+
+
 def project_picker(services) -> str | None:
     names = Workspace.display_names(services.projects_root)  # slug → display name, most recent first
     projects = list(names)
@@ -101,7 +110,11 @@ def project_picker(services) -> str | None:
         st.toast(toast, icon=":material/check_circle:")
     if projects:
         labels = picker_labels(names)
-        st.selectbox("Project", projects, key="project", format_func=lambda slug: labels.get(slug, slug))
+        # The widget's key follows the names shown: a browser keeps a widget's old labels otherwise (a rename
+        # would not show in the picker until the page is reloaded). `ss.project` stays the choice itself.
+        key = "project-picker-" + hashlib.sha1(repr(sorted(labels.items())).encode()).hexdigest()[:10]
+        st.selectbox("Project", projects, index=projects.index(ss.project), key=key,
+                     format_func=lambda slug: labels.get(slug, slug), on_change=_pick_project, args=(key,))
     # One row of small menus, closed until used; with no project yet, the create form shows as it is.
     with st.container(horizontal=True, gap="small"):
         with (st.popover("New", type="tertiary", key=NEW_MENU, on_change="rerun") if projects
@@ -194,21 +207,12 @@ def files_panel(project: Project) -> None:
         # A rerun hands the same upload back: process each (name, content) exactly once.
         token = (project.ws.slug, ss.uploader_round, upload.name, hashlib.sha256(data).hexdigest())
         if token not in ss.ingested:
-            fresh.append((token, upload.name, data))
-    for token, name, data in fresh:
-        bar = st.progress(0.0, text=f"{name}: starting")
-
-        def report(stage: str, done: int, total: int, bar=bar, name=name) -> None:
-            bar.progress(min(done / total, 1.0) if total else 1.0, text=f"{name}: {stage} {done} of {total}"
-                         if stage == "Embedding" else f"{name}: {stage}")
-
-        result = ingest_file(project, name, data, report)
-        ss.ingested.add(token)
-        bar.empty()
-        notify(result.ok, result.message)
+            ss.ingested.add(token)
+            fresh.append((upload.name, data))
     if fresh:
-        ss.uploader_round += 1  # a fresh uploader: deleting a file later cannot re-ingest it
-        st.rerun()
+        # Prepared in the background, with progress in the main area: the chat stays usable meanwhile.
+        jobs_of(project).upload(fresh)
+        ss.uploader_round += 1  # a fresh uploader next run: deleting a file later cannot re-ingest it
 
 
 DOWNLOADS = {
@@ -253,20 +257,34 @@ def source_label(citation: str) -> str:
     return citation.removeprefix("[").removesuffix("]")
 
 
-def sources_list(project: Project, turn: Turn) -> None:
-    """The document sections a reply drew on, one line each; each opens its exact passage."""
+def sources_list(turn: Turn, passage_of) -> None:
+    """Under a reply: the sections it cites, side by side, each opening its exact passage; the other sections
+    Forge read for it folded into one menu."""
     if not turn.sources:
         return
+    cited = [s for s in turn.sources if s.citation in turn.assistant]
+    read = [s for s in turn.sources if s not in cited]
     st.caption("Sources")
-    for source in turn.sources:
-        with st.popover(source_label(source.citation), type="tertiary", icon=":material/description:",
-                        help="Open the passage"):
-            passage = project.passage(source)
-            if passage is None:
-                st.caption("That version of the file has since been replaced or deleted.")
-            else:
-                st.caption(f"{source.filename}, characters {source.start:,}–{source.end:,}")
-                st.markdown(passage)
+    with st.container(horizontal=True, gap="small"):  # a short wrapping row, not a column of lines
+        for source in cited:
+            with st.popover(source_label(source.citation), type="tertiary", icon=":material/description:",
+                            help="Open the passage"):
+                source_passage(source, passage_of)
+        if read:
+            with st.popover(f"{counted(len(read), 'more passage')} read", type="tertiary",
+                            icon=":material/library_books:", help="What else Forge read for this reply"):
+                for source in read:
+                    with st.expander(source_label(source.citation)):
+                        source_passage(source, passage_of)
+
+
+def source_passage(source, passage_of) -> None:
+    passage = passage_of(source)
+    if passage is None:
+        st.caption("That version of the file has since been replaced or deleted.")
+    else:
+        st.caption(f"{source.filename}, characters {source.start:,}–{source.end:,}")
+        reply_body(passage)  # a document's text: shown, never run (no HTML, no images fetched)
 
 
 def looked_at(turn: Turn) -> None:
@@ -360,16 +378,9 @@ EAGER_TURNS = 20  # older turns render on request: reruns stay cheap in a 300-tu
 _QUESTION = re.compile(r"^\s*\**Question (\d+)\**:\s*(.+?)\s*$")
 
 
-def split_questions(reply: str) -> tuple[str, list[str]]:
-    """The reply without its numbered question lines, and the questions in order."""
-    keep, questions = [], []
-    for line in reply.splitlines():
-        m = _QUESTION.match(line)
-        if m:
-            questions.append(m.group(2))
-        else:
-            keep.append(line)
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(keep)).strip(), questions
+def questions_of(reply: str) -> list[str]:
+    """The reply's numbered questions, in order."""
+    return [m.group(2) for line in reply.splitlines() if (m := _QUESTION.match(line))]
 
 
 FILE_MIME = {"md": "text/markdown", "docx": DOCX_MIME, "json": "application/json", "csv": "text/csv"}
@@ -389,7 +400,7 @@ def turn_downloads(project: Project, turn: Turn) -> None:
 
 def export_menu(project: Project, title: str) -> None:
     """The transcript as Markdown or Word, built only when the PM clicks (a long session's file is big)."""
-    with st.popover("Export", icon=":material/ios_share:"):
+    with st.popover("Export", icon=":material/ios_share:", help="Download the conversation"):
         for fmt, label in (("md", "Transcript (.md)"), ("docx", "Transcript (.docx)")):
             st.download_button(
                 label, lambda fmt=fmt: export.transcript_bytes(project.state(), title, fmt),
@@ -398,36 +409,190 @@ def export_menu(project: Project, title: str) -> None:
             )
 
 
-def show_turn(project: Project, turn: Turn, latest: bool) -> None:
+# Streamlit's own Stop (top right) would stop only the page's updates, never the reply's work in its thread,
+# and leave the page frozen: each reply has its own Stop instead.
+PAGE_CSS = '[data-testid="stStatusWidget"] button { display: none; }'
+
+
+def reply_body(text: str, sources: list = (), passage_of=lambda source: None) -> None:
+    """A reply's text: the same element while it streams and once it is saved, so nothing re-flows. Its
+    citations of `sources` open their passage in place; nothing the reply says can add HTML or fetch an image."""
+    st.markdown(citations.linked_reply(text, list(sources), passage_of), unsafe_allow_html=True)
+
+
+def question_picker(turn: Turn) -> None:
+    """Under the latest reply: which of its questions the next message answers (told to Forge with it)."""
+    questions = questions_of(turn.assistant)
+    if questions:
+        st.pills("Which questions are you answering?", [f"Question {i}" for i in range(1, len(questions) + 1)],
+                 selection_mode="multi", key=f"pick-{turn.number}",
+                 help="Tick the ones your next message answers; Forge will know which.")
+
+
+def picked_questions(turn: Turn) -> list[str]:
+    questions = questions_of(turn.assistant)
+    picked = ss.get(f"pick-{turn.number}") or []
+    return [f"Question {i}: {q}" for i, q in enumerate(questions, 1) if f"Question {i}" in picked]
+
+
+def reply_actions(project: Project, turn: Turn) -> None:
+    """Copy, ask again, edit the message: for the latest reply only (an earlier one has later turns on it)."""
+    jobs = jobs_of(project)
+    with st.container(horizontal=True, gap="small"):
+        with st.popover("Copy", type="tertiary", icon=":material/content_copy:", help="Copy this reply"):
+            st.caption("Use the copy button at the top right of the text.")
+            st.code(turn.assistant, language=None, wrap_lines=True)
+        st.button("Retry", type="tertiary", icon=":material/refresh:", key=f"retry-{turn.id}",
+                  help="Take this reply back and ask Forge again", on_click=jobs.send, args=(turn.user, turn.id))
+        with st.popover("Edit message", type="tertiary", icon=":material/edit:",
+                        help="Change your last message and send it again"):
+            with st.form(f"edit-{turn.id}", border=False):
+                st.text_area("Your message", value=turn.user, key=f"edit-text-{turn.id}", height=120)
+                st.caption("This reply is taken back, with what it recorded, and Forge answers the new text.")
+                st.form_submit_button("Send edited message", type="primary", on_click=_send_edit,
+                                      args=(project, turn))
+
+
+def _send_edit(project: Project, turn: Turn) -> None:
+    text = (ss.get(f"edit-text-{turn.id}") or "").strip()
+    if text:
+        jobs_of(project).send(text, replaces=turn.id)
+
+
+def show_turn(project: Project, turn: Turn, latest: bool, passage_of) -> None:
     with st.chat_message("user"):
         st.markdown(render.for_display(turn.user))
     with st.chat_message("assistant"):
-        body, questions = split_questions(turn.assistant) if latest else (turn.assistant, [])
-        st.markdown(body)
-        for i, question in enumerate(questions, start=1):
-            # Keys carry the turn and position, so a reply that repeats a label cannot collide.
-            st.checkbox(f"Question {i}: {question}", key=f"pick-{turn.number}-{i}")
-        if questions:
-            st.caption("Tick the questions you are answering; Forge will know which ones.")
+        reply_body(turn.assistant, turn.sources, passage_of)
+        if latest:
+            question_picker(turn)
         turn_downloads(project, turn)
-        sources_list(project, turn)
+        sources_list(turn, passage_of)
+        if latest:
+            reply_actions(project, turn)
         if ss.get(DEVELOPER_DETAILS):
             looked_at(turn)
 
 
-def picked_questions(turn: Turn) -> list[str]:
-    _, questions = split_questions(turn.assistant)
-    return [f"Question {i}: {q}" for i, q in enumerate(questions, 1) if ss.get(f"pick-{turn.number}-{i}")]
+# ---------------------------------------------------------------- work in the background: uploads, replies
+
+def jobs_of(project: Project) -> ProjectJobs:
+    """This session's queue of work for the project (uploads and messages, answered in order)."""
+    queues = ss.setdefault("jobs", {})
+    if project.ws.slug not in queues or queues[project.ws.slug].project is not project:
+        queues[project.ws.slug] = ProjectJobs(project)
+    return queues[project.ws.slug]
+
+
+def report_finished(project: Project) -> None:
+    """What finished since the last run, said once: upload results as notices, a reply that failed or was
+    stopped with the PM's message kept to send again."""
+    for job in jobs_of(project).take_finished():
+        if isinstance(job, UploadJob):
+            for f in job.files:
+                if f.result is not None:
+                    notify(f.result.ok, f.result.message)
+            if job.status == FAILED:
+                notify(False, job.error)
+        elif job.status == FAILED:
+            ss.kept_message, ss.kept_reason, ss.turn_error = job.message, "", job.error
+        elif job.status == STOPPED:
+            ss.kept_message, ss.kept_reason = job.message, "Stopped: nothing of that reply was recorded."
+        elif job.status == DONE:
+            ss.kept_message = ""
+
+
+STAGE_WORDS = {"Converting": "reading the file", "Chunking": "splitting it into passages",
+               "Summarizing": "summarizing", "Saving": "saving", "Done": "ready"}
+STAGE_SHARE = {"Converting": 0.05, "Chunking": 0.1, "Summarizing": 0.15, "Saving": 0.97, "Done": 1.0}
+
+
+def file_progress(f) -> tuple[float, str]:
+    """One file of an upload as a bar: how far, and what is happening, in passages throughout."""
+    if f.result is not None:
+        return 1.0, f"{f.name}: {'ready' if f.result.ok else 'not added'}"
+    if f.stage == "Embedding":
+        share = f.done / f.total if f.total else 1.0
+        return 0.15 + 0.8 * share, f"{f.name}: indexing {f.done:,} of {counted(f.total, 'passage', thousands=True)}"
+    if not f.stage:
+        return 0.0, f"{f.name}: waiting"
+    return STAGE_SHARE.get(f.stage, 0.0), f"{f.name}: {STAGE_WORDS.get(f.stage, f.stage.lower())}"
+
+
+def show_upload(job: UploadJob):
+    """An upload under way, in the main area; returns what moves its bars."""
+    box = st.container(border=True)
+    box.markdown(":material/upload_file: **Preparing your files…** You can keep writing: a message sent now "
+                 "is answered as soon as they are ready.")
+    bars = [box.progress(*file_progress(f)) for f in job.files]
+    shown = [None] * len(job.files)
+
+    def update(force: bool) -> None:
+        for i, f in enumerate(job.files):
+            now = file_progress(f)
+            if force or now != shown[i]:
+                bars[i].progress(*now)
+                shown[i] = now
+    return update
+
+
+def show_message_job(project: Project, job: TurnJob, waiting_for: str):
+    """A message being answered (streamed as it comes) or waiting its turn; returns what updates it."""
+    passage_of = project.passage_reader()  # read once: the reply is redrawn many times a second
+    with st.chat_message("user"):
+        st.markdown(render.for_display(job.message))
+    with st.chat_message("assistant"):
+        text = st.empty()
+        st.button("Stop", type="tertiary", icon=":material/stop_circle:", key=f"stop-{job.id}",
+                  help="Stop this reply; nothing of it is recorded and your message is kept",
+                  on_click=jobs_of(project).stop, args=(job,))
+    shown = [None]
+
+    def update(force: bool) -> None:
+        now = (job.status, job.text)
+        if not force and now == shown[0]:
+            return
+        shown[0] = now
+        if job.text:
+            with text.container():
+                reply_body(job.text + " ▌", job.sources, passage_of)
+        else:
+            text.caption(waiting_for if job.status == "queued" else "Thinking…")
+    return update
+
+
+def follow(updates) -> None:
+    """Keep the page up to date with the work under way until it is done, then draw the page afresh.
+
+    Any click or message stops this run (the work goes on in its thread) and the next run follows it again.
+    Something is redrawn at least every few ticks, so Streamlit gets its chance to stop the run promptly."""
+    tick = 0
+    while True:
+        busy = any(job.active for job, _ in updates)
+        for _, update in updates:
+            update(force=tick % 8 == 0)
+        if not busy:
+            break
+        tick += 1
+        time.sleep(0.04)
+    st.rerun()
 
 
 def chat(project: Project) -> None:
+    jobs = jobs_of(project)
     state = project.state()
+    message = st.chat_input("Tell Forge about your product question…") or ss.pop(STARTER, None)
     st.title(state.project_name or project.ws.slug)
     if state.recovered_from:
         st.warning(f"This session restarted because the saved one could not be read; the old file is kept as "
                    f"{state.recovered_from} in the project folder.")
     if ss.pop("demo_reset_asked", False) and example_of(project.ws.root) is not None:
         reset_demo(project)
+    # While work is under way this run keeps drawing until it is done, and Streamlit greys out whatever the
+    # previous run drew beyond what this one has drawn so far: so the page only ever grows while work runs
+    # (the welcome stays until the first reply is saved, the latest reply keeps its buttons, a reply being
+    # asked again stays in place until its new version is saved).
+    active = jobs.active()
     first_run(project, state)
     online = project.services.llm.online
     if online or ss.get(DEVELOPER_DETAILS):  # offline nothing is billed: the meter is a developer's view
@@ -439,31 +604,44 @@ def chat(project: Project) -> None:
     if hidden and st.button(f"Show {min(hidden, EAGER_TURNS)} earlier turns ({hidden} not shown)"):
         ss.history_shown = shown + EAGER_TURNS
         st.rerun()
+    st.html(f"<style>{citations.CITATION_CSS}{PAGE_CSS}</style>")  # once per page; takes no room
+    passage_of = project.passage_reader()
     for turn in state.turns[hidden:]:
-        show_turn(project, turn, latest=turn is state.turns[-1])
-    if ss.get("kept_message"):
-        st.info(f"Your last message was not answered and is kept here: “{ss.kept_message}”")
-    message = st.chat_input("Tell Forge about your product question…") or ss.pop(STARTER, None)
-    if not message:
-        return
-    picked = picked_questions(state.turns[-1]) if state.turns else []
-    if picked:
-        message = "Answering " + "; ".join(picked) + "\n\n" + message
-    with st.chat_message("user"):
-        st.markdown(message)
-    with st.chat_message("assistant"):
-        try:
-            long_paste = len(message) > project.settings.paste_threshold_chars
-            with st.spinner("Indexing your pasted text…" if long_paste else "Thinking…"):
-                pending = start_turn(project, message)
-            st.write_stream(pending)
-            pending.finish()
-        except ForgeError as exc:
-            ss.kept_message = message
-            st.error(str(exc))
-            return
+        show_turn(project, turn, latest=turn is state.turns[-1], passage_of=passage_of)
+    if error := ss.pop("turn_error", ""):
+        st.error(error)
+    if ss.get("kept_message") and not active and not message:
+        kept_message_notice(project)
+    if message:
+        # Handed over only now that the page is drawn: the reply's work would slow the drawing down.
+        picked = picked_questions(state.turns[-1]) if state.turns else []
+        jobs.send("Answering " + "; ".join(picked) + "\n\n" + message if picked else message)
+        ss.kept_message = ""
+        active = jobs.active()
+    updates = []
+    for i, job in enumerate(active):
+        if isinstance(job, UploadJob):
+            updates.append((job, show_upload(job)))
+        else:
+            ahead = active[:i]
+            waiting = ("Waiting for your files to be ready; Forge answers this next."
+                       if any(isinstance(j, UploadJob) for j in ahead) else "Waiting for the reply above.")
+            if job.replaces:
+                waiting = "Taking the reply above back; Forge answers this instead."
+            updates.append((job, show_message_job(project, job, waiting)))
+    if updates:
+        follow(updates)
+
+
+def kept_message_notice(project: Project) -> None:
+    reason = ss.get("kept_reason") or "Your last message was not answered."
+    st.info(f"{reason} Your message is kept here: “{ss.kept_message}”", icon=":material/undo:")
+    st.button("Send it again", key="send-kept", icon=":material/send:", on_click=_send_kept, args=(project,))
+
+
+def _send_kept(project: Project) -> None:
+    jobs_of(project).send(ss.kept_message)
     ss.kept_message = ""
-    st.rerun()
 
 
 def main() -> None:
@@ -499,6 +677,7 @@ def main() -> None:
             for notice in take_notices():  # e.g. an upload a crash cut short, listed for a retry
                 if notice != shown:
                     st.warning(notice)
+            report_finished(project)  # before the files panel, so an upload's result shows in this run
             panels.session_badge(state)
             files_panel(project)  # an upload reruns the script, so what is read below is never stale
             manifest = project.project_state()

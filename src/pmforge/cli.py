@@ -335,6 +335,29 @@ def _answer(project, message: str, as_json: bool) -> None:
     print(f"\n\n[turn {record.turn} · phase A {record.tokens.phase_a} tok · phase B {record.tokens.phase_b} tok]")
 
 
+def cmd_undo(args) -> int:
+    """Take back the latest turn: show it, ask (unless --yes), then undo exactly that turn."""
+    from .turn.undo import turn_to_undo, undo_last_turn
+
+    project = _open(_services(), args.project)
+    _show_notices()
+    turn = turn_to_undo(project)
+    first_line = next((line.strip() for line in turn.user.splitlines() if line.strip()), "")
+    print(f"Turn {turn.number}: {first_line}")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise ForgeError("Taking back a reply needs a confirmation, and there is no terminal to ask on; "
+                             "add --yes to take it back anyway.")
+        sys.stderr.write("Take back this turn and Forge's reply to it? [y/N] ")
+        sys.stderr.flush()
+        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+            print("Nothing was taken back.", file=sys.stderr)
+            return 1
+    undo_last_turn(project, turn_id=turn.id)
+    print(f"Took back turn {turn.number}; the next message becomes turn {turn.number}.")
+    return 0
+
+
 def cmd_bench(args) -> int:
     if args.what == "ingest":
         from .bench.ingest import bench_ingest
@@ -360,6 +383,13 @@ def cmd_bench(args) -> int:
         from .bench.latency import bench_latency
 
         figures = bench_latency(chunks=args.chunks, turns=args.turns or 1000)
+    elif args.what == "ui":
+        from .bench.ui import bench_ui, format_table
+
+        figures = bench_ui(turns=args.turns or 10)
+        if not args.json:  # a short table for a person; --json for scripts
+            print(format_table(figures))
+            return 0
     else:
         from .bench.prompt import bench_prompt
 
@@ -519,6 +549,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON record per turn")
     p.set_defaults(func=cmd_chat)
 
+    p = sub.add_parser("undo", help="take back Forge's latest reply, as if that turn never happened")
+    p.add_argument("project")
+    p.add_argument("--yes", action="store_true", help="do not ask before taking it back")
+    p.set_defaults(func=cmd_undo)
+
     p = sub.add_parser("eval", help="measure retrieval or whole-session quality on a labelled set")
     p.add_argument("what", choices=["docs", "memory", "sessions"])
     p.add_argument("--corpus", help="docs: a folder of .md/.docx files")
@@ -549,11 +584,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("bench", help="print performance figures")
-    p.add_argument("what", choices=["ingest", "prompt", "recall", "latency", "rerun", "soak", "understand"])
+    p.add_argument("what", choices=["ingest", "prompt", "recall", "latency", "rerun", "soak", "understand", "ui"])
     p.add_argument("--dir", default="benchmarks/sessions/dev", help="understand: a folder of discovery sessions")
     p.add_argument("--words", type=int, default=15_000, help="ingest: size of the generated report")
     p.add_argument("--turns", type=int,
-                   help="prompt (100), recall (360), latency (1000), rerun (300), soak (1000): session length")
+                   help="prompt (100), recall (360), latency (1000), rerun (300), soak (1000), ui (10): session length")
     p.add_argument("--ops", type=int, default=200, help="soak: random uploads, replacements and deletions")
     p.add_argument("--chunks", type=int, default=10_000, help="latency: document chunks in the store")
     p.add_argument("--files", type=int, default=50, help="rerun: files in the project")

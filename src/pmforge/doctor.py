@@ -25,6 +25,7 @@ from .ingest.pipeline import INTERRUPTED, convert_upload, delete_file, ingest_fi
 from .project import Project
 from .store.collections import CONVERSATIONS, DOCUMENTS, PARENTS
 from .turn.remember import catch_up
+from .turn.undo import UNDO_LABEL, finish_interrupted_undo
 from .workspace import atomic_write_text
 
 log = logging.getLogger(__name__)
@@ -324,6 +325,8 @@ def _quick_recovery(project: Project, marker: dict) -> list[str]:
     name = _marker_file(marker)
     if name and str(marker.get("operation", "")).startswith("delete "):
         _finish_delete(project, name)
+    if marker.get("operation") == UNDO_LABEL:  # a reply taken back half-way: finish taking it back
+        finish_interrupted_undo(project)
     manifest = ws.load_project_state()
     marked: list[str] = []
     on_disk = sorted(p.name for p in ws.uploads.iterdir() if p.is_file() and not p.name.startswith(".")) \

@@ -13,7 +13,7 @@ import secrets
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from config import Settings, get_settings
 
@@ -186,11 +186,23 @@ class Project:
 
     def passage(self, source) -> str | None:
         """The exact text a citation points to, or None when that version of the file is gone."""
-        entry = self.project_state().find(source.filename)
-        path = self.ws.converted_path(source.filename)
-        if entry is None or entry.file_id != source.file_id or not path.exists():
-            return None
-        return path.read_text(encoding="utf-8")[source.start : source.end]
+        return self.passage_reader()(source)
+
+    def passage_reader(self) -> Callable[[object], str | None]:
+        """`passage` for the many citations of one page: the manifest and each converted file read once."""
+        manifest = self.project_state()
+        texts: dict[str, str | None] = {}
+
+        def passage(source) -> str | None:
+            entry = manifest.find(source.filename)
+            if entry is None or entry.file_id != source.file_id:
+                return None
+            if source.filename not in texts:
+                path = self.ws.converted_path(source.filename)
+                texts[source.filename] = path.read_text(encoding="utf-8") if path.exists() else None
+            text = texts[source.filename]
+            return None if text is None else text[source.start : source.end]
+        return passage
 
     def upkeep(self) -> Upkeep:
         """What this clone must add to the store (never remove): a few cheap reads — one metadata read and

@@ -1,9 +1,11 @@
 """turns.jsonl: a project's append-only transcript.
 
 One line per turn (the `Turn` model's compact JSON) and, after it, small patch lines that change what is
-settled later — `{"patch": "<turn id>", "summary": "...", "indexed": true}`. Nothing here rewrites the
-file in the normal path: rewriting a long transcript on every turn is what made turns slower as a session
-grew. Lines are self-contained and turns carry stable ids, so git's union merge can join two clones.
+settled later — `{"patch": "<turn id>", "summary": "...", "indexed": true}` — and a retraction
+`{"retract": "<turn id>"}` when the PM takes Forge's latest reply back (Retry, Edit): readers drop that
+turn wherever its line is, and nothing writes it again. Nothing here rewrites the file in the normal
+path: rewriting a long transcript on every turn is what made turns slower as a session grew. Lines are
+self-contained and turns carry stable ids, so git's union merge can join two clones.
 
 Readers keep the parsed transcript per file in this process and parse only what was appended since
 (see `load`); writers hold the project lock (see `Workspace.locked`).
@@ -45,6 +47,10 @@ def patch_line(turn_id: str, **changes) -> bytes:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
+def retract_line(turn_id: str) -> bytes:
+    return json.dumps({"retract": turn_id}, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
 def encode(turns: list[Turn]) -> bytes:
     return b"".join(turn_line(t) for t in turns)
 
@@ -65,6 +71,7 @@ class _Parsed:
     # shared with callers (who may change them before saving): `unsaved` compares against this.
     saved: dict[str, tuple[str, bool]] = field(default_factory=dict)
     early: dict[str, dict] = field(default_factory=dict)  # patches read before their turn (a union merge)
+    retracted: set[str] = field(default_factory=set)  # taken back: never read, patched or written again
     warned: bool = False  # repeated turn numbers were logged once
 
     def apply(self, line: bytes, path: Path) -> None:
@@ -75,12 +82,17 @@ class _Parsed:
             if "patch" in data:
                 self._patch(str(data["patch"]), {k: data[k] for k in PATCHED if k in data})
                 return
+            if "retract" in data:
+                self._retract(str(data["retract"]))
+                return
             if not data.get("id"):
                 data["id"] = legacy_turn_id(data)
             turn = Turn.model_validate(data)
         except (ValueError, ValidationError) as exc:  # json.JSONDecodeError is a ValueError
             # A hand edit or a conflicted merge: skip the line, keep every other turn.
             log.warning("%s: skipped an unreadable line (%s)", path, str(exc).splitlines()[0][:200])
+            return
+        if turn.id in self.retracted:  # its retraction came first (a union merge puts lines in any order)
             return
         if turn.id in self.where:  # the same turn twice (merged clones): the later line wins
             self.turns[self.where[turn.id]] = turn
@@ -105,7 +117,19 @@ class _Parsed:
             self.warned = True
         return [t if t.number == n else t.model_copy(update={"number": n}) for t, n in zip(self.turns, fixed)]
 
+    def _retract(self, turn_id: str) -> None:
+        self.retracted.add(turn_id)
+        self.early.pop(turn_id, None)
+        self.saved.pop(turn_id, None)
+        i = self.where.pop(turn_id, None)
+        if i is None:
+            return
+        del self.turns[i]
+        self.where = {t.id: n for n, t in enumerate(self.turns)}  # rare (one undo): a full re-index is fine
+
     def _patch(self, turn_id: str, changes: dict) -> None:
+        if turn_id in self.retracted:
+            return
         i = self.where.get(turn_id)
         if i is None:
             self.early.setdefault(turn_id, {}).update(changes)
@@ -168,14 +192,22 @@ def count(path: Path) -> int:
         return len(_refresh(path).turns)
 
 
+def retracted(path: Path) -> set[str]:
+    """The ids of the turns the file says were taken back."""
+    with _cache_lock:
+        return set(_refresh(path).retracted)
+
+
 def unsaved(path: Path, turns: list[Turn]) -> bytes:
     """The lines that would bring the file up to `turns`: turns it lacks, and patches for turns whose
     summary or indexed flag differ from what it holds. Never removes a turn: a stale copy of the session
-    cannot erase one that another window wrote."""
+    cannot erase one that another window wrote — nor bring back one that was taken back."""
     lines = []
     with _cache_lock:
         entry = _refresh(path)
         for turn in turns:
+            if turn.id in entry.retracted:
+                continue
             saved = entry.saved.get(turn.id)
             if saved is None:
                 lines.append(turn_line(turn))
@@ -185,7 +217,8 @@ def unsaved(path: Path, turns: list[Turn]) -> bytes:
 
 
 def parse(data: bytes, path: Path) -> list[Turn]:
-    """Turns of transcript lines (patches applied, a turn twice kept once), numbered as they were written."""
+    """Turns of transcript lines (patches applied, a turn twice kept once, retracted turns dropped), numbered
+    as they were written."""
     entry = _Parsed()
     for line in data.split(b"\n"):
         if line.strip():

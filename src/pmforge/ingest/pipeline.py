@@ -116,11 +116,17 @@ def _index(
                     f"{leaf_id}:w{wi}", leaf_id, pid, context + leaf.text[ws:we], leaf.start + ws, leaf.start + we
                 ))
     vectors: list[list[float]] = []
-    step = 32
+    # Progress counts passages (what the file card shows), a batch at a time: the bar moves every few seconds
+    # even on a slow machine. A passage longer than the embedder's window has several windows.
+    passages = len({l.leaf_id for l in leaves})
+    embedded: set[str] = set()
+    step = 16
     for i in range(0, len(leaves), step):
-        progress("Embedding", min(i, len(leaves)), len(leaves))
-        vectors.extend(embedder.embed_documents([l.text for l in leaves[i : i + step]]))
-    progress("Embedding", len(leaves), len(leaves))
+        progress("Embedding", len(embedded), passages)
+        batch = leaves[i : i + step]
+        vectors.extend(embedder.embed_documents([l.text for l in batch]))
+        embedded.update(l.leaf_id for l in batch)
+    progress("Embedding", passages, passages)
     # A parent's vector is the mean of its leaves': it is fetched by id, never searched, but Chroma wants one.
     parent_vectors = []
     for rec in parent_records:

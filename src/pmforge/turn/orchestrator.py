@@ -28,6 +28,7 @@ from .remember import asked_before, catch_up, remember, summarize_turn
 from .render import own_words
 from .route import RouteInputs, route
 from .sandbox import sandbox
+from .undo import keep_undo_point
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +136,22 @@ class PendingTurn:
                  self.number, sum(c.ok for c in self.execution.result.tool_calls))
         return ctx.state
 
+    def sources(self) -> list[SourceRef]:
+        """The document sections this turn's prompt carries, as the reply will cite them."""
+        return [SourceRef(citation=s.citation, file_id=s.file_id, filename=s.filename, start=s.start, end=s.end)
+                for s in self.context.documents]
+
     def finish(self) -> TurnRecord:
+        """Save the turn, then remember it: what the CLI and the tests call."""
+        turn = self.commit()
+        self.remember()
+        return TurnRecord(
+            turn=turn.number, routing=turn.routing, retrieved=turn.retrieved, tokens=turn.tokens,
+            reply=turn.assistant, tool_calls=turn.tool_calls, probes_answered=turn.probes_answered,
+        )
+
+    def commit(self) -> Turn:
+        """Save the turn (transcript, state, artifacts): from here on it is what the PM saw."""
         if not self._streamed:
             for _ in self:
                 pass
@@ -154,10 +170,7 @@ class PendingTurn:
                 documents=[s.id for s in self.context.documents],
                 conversations=[t.turn_number for t in self.context.conversations],
             ),
-            sources=[
-                SourceRef(citation=s.citation, file_id=s.file_id, filename=s.filename, start=s.start, end=s.end)
-                for s in self.context.documents
-            ],
+            sources=self.sources(),
             tokens=self.tokens(),
             usage=BilledUsage(**result.usage.model_dump()),
             tool_calls=result.tool_calls,
@@ -168,16 +181,18 @@ class PendingTurn:
         with self.project.operation(f"turn {self.number}"):
             state = self._merged_with_saved(state, turn)  # another window's save is kept, never overwritten
             new_org = self.tool_ctx.project_state.org_context
+            org_before = None  # what the turn replaced, for its undo point
             if new_org != self.project_state.org_context:
                 # Reload: the manifest may have changed during the turn (an upload in another tab).
                 current = ws.load_project_state()
-                current.org_context = new_org
+                org_before, current.org_context = current.org_context, new_org
                 ws.save_project_state(current)
             # Artifacts the tools asked for are written only now, with the turn: a failed turn writes none.
             # Just before the turn, so the turn names the files it wrote (a crash in between leaves one
             # more generation in artifacts/, which Downloads lists like any other).
             written = write_all(ws, self.tool_ctx.pending_artifacts)
             turn.artifacts = [path.name for result in written for path in result.paths]
+            keep_undo_point(ws, turn, state, org_before, new_org)  # while state.json is still the session before
             # The turn next: it is what the PM saw, and a crash before state.json is saved then loses only
             # this turn's tool effects. One appended line, however long the session.
             ws.append_turn(turn)
@@ -188,8 +203,14 @@ class PendingTurn:
             len(turn.retrieved.documents), len(turn.retrieved.conversations), turn.tokens.phase_a,
             turn.tokens.phase_b, ",".join(c.name for c in turn.tool_calls) or "-",
         )
-        # Remembering comes after the save: the reply is already on screen and on disk. A turn left
-        # unremembered (the summarizer or the store failed) is caught up at the start of the next one.
+        self.saved, self.saved_state = turn, state
+        return turn
+
+    def remember(self) -> None:
+        """Summarize and index the saved turn. It comes after the save: the reply is already on screen and on
+        disk. A turn left unremembered (the summarizer or the store failed) is caught up at the start of the
+        next one."""
+        turn, state, ws = self.saved, self.saved_state, self.project.ws
         settings = self.project.settings
         asked = asked_before(state.turns, len(state.turns) - 1)
         turn.summary = summarize_turn(self.project.services.llm, turn.user, turn.assistant, settings, asked)
@@ -200,10 +221,6 @@ class PendingTurn:
                 ws.patch_turn(turn)  # by id: right even if another window has added turns since
         except ForgeError as exc:  # the store or the embedder (a Voyage outage) is down: the turn is saved
             log.warning("turn %s saved but not yet remembered: %s", turn.number, exc)
-        return TurnRecord(
-            turn=turn.number, routing=d, retrieved=turn.retrieved, tokens=turn.tokens,
-            reply=turn.assistant, tool_calls=turn.tool_calls, probes_answered=turn.probes_answered,
-        )
 
 
 def apply_decision(state: SessionState, d, number: int) -> None:

@@ -10,37 +10,22 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..sentences import sentence_spans
+
 # ---------------------------------------------------------------- sentences
 
-_ABBREVIATIONS = (
-    "dr", "mr", "mrs", "ms", "prof", "st", "sr", "jr", "vs", "etc", "approx", "inc", "ltd", "co", "corp", "dept",
-    "no", "fig", "est", "mt", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
-    "e.g", "i.e", "a.m", "p.m", "u.s", "u.k", "cf", "al", "min", "max", "avg", "yr", "yrs", "wk", "wks", "hr", "hrs",
-)
-_DOT = "\u2024"  # one-dot leader: stands in for a dot that does not end a sentence
-_ABBREV = re.compile(r"\b(" + "|".join(re.escape(a) for a in sorted(_ABBREVIATIONS, key=len, reverse=True))
-                     + r")\.", re.I)
-_INITIAL = re.compile(r"\b([A-Z])\.(?=\s*[A-Z])")  # "J. Smith"
-_DECIMAL = re.compile(r"(\d)\.(\d)")
-_BOUNDARY = re.compile(r"(?<=[.!?…])[\"”’')\]]*\s+(?=[\"“‘'(\[]?[A-Za-z0-9£$€])")
 _BULLET = re.compile(r"^\s*(?:[-*•–]|\d{1,2}[.)])\s+")
 
 
 def sentences(text: str) -> list[str]:
-    """Split prose into sentences. Lines and bullets are boundaries; abbreviations, initials and
-    decimals are not; a lower-case start after a full stop still starts a sentence."""
+    """Split prose into sentences (`pmforge.sentences`). Bullets are stripped; headings and table rows are
+    not sentences."""
     out: list[str] = []
     for line in re.split(r"\n+", text or ""):
         line = _BULLET.sub("", line).strip()
         if not line or re.match(r"^#{1,6}\s", line) or line.startswith("|"):
             continue
-        protected = _DECIMAL.sub(lambda m: m.group(1) + _DOT + m.group(2), line)
-        protected = _ABBREV.sub(lambda m: m.group(1).replace(".", _DOT) + _DOT, protected)
-        protected = _INITIAL.sub(lambda m: m.group(1) + _DOT, protected)
-        for piece in _BOUNDARY.split(protected):
-            piece = piece.replace(_DOT, ".").strip()
-            if len(piece) > 1:
-                out.append(piece)
+        out += [line[s:e] for s, e in sentence_spans(line) if e - s > 1]
     return out
 
 
