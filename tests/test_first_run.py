@@ -208,12 +208,15 @@ def test_the_demo_opens_on_a_copy_and_reset_restores_it(fresh_app, isolated_env,
     assert not _starters(at)  # the demo already has its conversation
     shipped_turns = len(at.chat_message)
     assert shipped_turns >= 6
+    # The shipped conversation can be copied, not taken back: there is nothing of the PM's to undo.
+    assert [b.label for b in at.main.button if b.label in ("Retry", "Edit message")] == []
 
     copy = isolated_env / "projects" / demo.COPIES / "demo"
     assert (copy / "state.json").is_file()
     at.chat_input[0].set_value("The bakery team already discounts bread after 4pm by hand.").run()
     assert not at.exception and not at.error
     assert len(at.chat_message) == shipped_turns + 2
+    assert [b.label for b in at.main.button if b.label == "Retry"] == ["Retry"]  # the PM's own reply can be
     played = Project.open(services, "demo")
     assert played.ws.root == copy
     assert played.state().turn_count == shipped_turns // 2 + 1

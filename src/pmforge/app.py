@@ -19,6 +19,7 @@ from pmforge.ingest.pipeline import delete_file, reindex
 from pmforge.models import Turn
 from pmforge.project import Project, confirms_deletion, delete_project, deletion_warning
 from pmforge.turn import render
+from pmforge.turn.undo import read_undo_point
 from pmforge.ui import citations, panels, resources, welcome
 from pmforge.ui.jobs import DONE, FAILED, STOPPED, ProjectJobs, TurnJob, UploadJob
 from pmforge.workspace import UnresolvedConflict, Workspace, picker_labels, take_notices
@@ -436,12 +437,16 @@ def picked_questions(turn: Turn) -> list[str]:
 
 
 def reply_actions(project: Project, turn: Turn) -> None:
-    """Copy, ask again, edit the message: for the latest reply only (an earlier one has later turns on it)."""
+    """Copy, ask again, edit the message: for the latest reply only (an earlier one has later turns on it),
+    and Retry and Edit only while it can be taken back."""
     jobs = jobs_of(project)
     with st.container(horizontal=True, gap="small"):
         with st.popover("Copy", type="tertiary", icon=":material/content_copy:", help="Copy this reply"):
             st.caption("Use the copy button at the top right of the text.")
             st.code(turn.assistant, language=None, wrap_lines=True)
+        point = read_undo_point(project.ws)
+        if point is None or point.turn_id != turn.id:  # e.g. the demo's shipped turns: nothing to take back
+            return
         st.button("Retry", type="tertiary", icon=":material/refresh:", key=f"retry-{turn.id}",
                   help="Take this reply back and ask Forge again", on_click=jobs.send, args=(turn.user, turn.id))
         with st.popover("Edit message", type="tertiary", icon=":material/edit:",
