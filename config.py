@@ -11,14 +11,27 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ModelPrice(BaseModel):
+    """One model's rates in US dollars per million tokens (an embedding model has an input rate only)."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0  # a five-minute cache write
+    cache_write_1h: float = 0.0  # an hour-long one
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="FORGE_", env_file=".env", env_file_encoding="utf-8", extra="ignore",
         env_ignore_empty=True,
+        # Aliased fields (FORGE_PROJECTS_DIR, ANTHROPIC_API_KEY…) also accept their own names in code:
+        # Settings(projects_dir=…) must not be silently ignored.
+        populate_by_name=True,
     )
 
     # --- where projects live ---
@@ -26,12 +39,16 @@ class Settings(BaseSettings):
     log_dir: Path = Path("logs")  # git-ignored; never the home directory
 
     # --- providers ---
-    llm: Literal["auto", "anthropic", "offline"] = "auto"
-    embeddings: Literal["auto", "voyage", "local"] = "auto"
+    llm: Literal["auto", "anthropic", "openai", "offline"] = "auto"
+    embeddings: Literal["auto", "voyage", "openai", "local"] = "auto"
     anthropic_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("ANTHROPIC_API_KEY"))
     anthropic_base_url: str | None = Field(None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL"))
     voyage_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("VOYAGE_API_KEY"))
     voyage_base_url: str | None = Field(None, validation_alias=AliasChoices("VOYAGE_BASE_URL"))
+    # Any OpenAI-compatible server (Ollama, vLLM, LM Studio, llama.cpp, Azure OpenAI): FORGE_LLM=openai
+    # and/or FORGE_EMBEDDINGS=openai. Local servers need no key; unset base URL means OpenAI's own API.
+    openai_api_key: SecretStr | None = Field(None, validation_alias=AliasChoices("OPENAI_API_KEY"))
+    openai_base_url: str | None = Field(None, validation_alias=AliasChoices("OPENAI_BASE_URL"))
     chroma_host: str | None = Field(None, validation_alias=AliasChoices("CHROMA_HOST"))
     chroma_port: int = Field(8000, validation_alias=AliasChoices("CHROMA_PORT"))
     # Longest wait for a Chroma server to connect or answer one call: a paused or unreachable server gives
@@ -48,6 +65,13 @@ class Settings(BaseSettings):
     phase_b_max_output_tokens: int = 1500
     anthropic_timeout_s: float = 60.0
     anthropic_max_retries: int = 4
+    openai_model: str = "qwen2.5:7b"  # replies and tool calls: a model the server serves that can call tools
+    openai_route_model: str = ""  # routing (empty: the reply model; local servers often serve one model)
+    openai_summary_model: str = ""  # turn and file summaries (empty: the routing model)
+    openai_embed_model: str = "nomic-embed-text"  # its dimensions are learned from the server's first answer
+    openai_embed_batch_size: int = 64  # texts per embedding call
+    openai_timeout_s: float = 120.0  # a local server may first have to load the model
+    openai_max_retries: int = 4  # 408/409/429/5xx, timeouts and dropped connections, with backoff
     voyage_model: str = "voyage-3.5-lite"
     voyage_dimensions: int = 512
     voyage_batch_size: int = 128  # texts per embedding call
@@ -56,11 +80,22 @@ class Settings(BaseSettings):
     voyage_backoff_s: float = 0.5  # first retry waits up to this, doubling per attempt (random jitter)
     voyage_max_wait_s: float = 30.0  # cap on one retry's wait
 
-    # --- prices, US dollars per million tokens (for the cost meter; update when rates change) ---
-    price_input_per_mtok: float = 3.00  # Phase B model
-    price_output_per_mtok: float = 15.00
-    price_cache_read_per_mtok: float = 0.30
-    price_cache_write_per_mtok: float = 3.75
+    # Prompt caching: how long the static prefix (tool schemas, Forge's instructions) stays cached, "5m" or
+    # "1h". An hour costs more to write (2× input instead of 1.25×) but survives a PM's pause between turns;
+    # `forge bench cost` prices both.
+    cache_ttl: Literal["5m", "1h"] = "5m"
+
+    # --- prices, US dollars per million tokens, by model (the cost meter; update when rates change) ---
+    # FORGE_PRICES='{"model": {"input": …, "output": …}}' replaces the table; a model missing from it is
+    # shown with its tokens and no dollars.
+    prices: dict[str, ModelPrice] = Field(default_factory=lambda: {
+        "claude-sonnet-4-5": ModelPrice(input=3.00, output=15.00, cache_read=0.30, cache_write=3.75,
+                                        cache_write_1h=6.00),
+        "claude-haiku-4-5": ModelPrice(input=1.00, output=5.00, cache_read=0.10, cache_write=1.25,
+                                       cache_write_1h=2.00),
+        "voyage-3.5-lite": ModelPrice(input=0.02),
+        "voyage-3.5": ModelPrice(input=0.06),
+    })
 
     # --- chunking (tokens, cl100k) ---
     leaf_max_tokens: int = 500

@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))  # tests/stubs.py, tests/docs.py
 
 PROVIDER_VARS = ("ANTHROPIC_API_KEY", "VOYAGE_API_KEY", "ANTHROPIC_BASE_URL", "VOYAGE_BASE_URL",
-                 "CHROMA_HOST", "CHROMA_PORT", "FORGE_LLM", "FORGE_EMBEDDINGS")
+                 "CHROMA_HOST", "CHROMA_PORT", "FORGE_LLM", "FORGE_EMBEDDINGS", "OPENAI_API_KEY", "OPENAI_BASE_URL")
 
 
 @pytest.fixture(autouse=True)

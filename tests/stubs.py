@@ -1,4 +1,5 @@
-"""Local HTTP stub for the Anthropic Messages API and the Voyage AI embeddings API.
+"""Local HTTP stub for the Anthropic Messages API, the Voyage AI embeddings API and the OpenAI-compatible
+Chat Completions and embeddings API (what Ollama, vLLM, LM Studio and Azure serve).
 
 The stub is meant to be driven by the *real* client libraries so that tests
 exercise their request building, response parsing, streaming and retry logic:
@@ -11,11 +12,16 @@ exercise their request building, response parsing, streaming and retry logic:
         vo = voyageai.Client(api_key="test", base_url=stub.url + "/v1")
         vo.embed(["a"], model="voyage-3.5-lite")
 
+        stub.queue_openai(openai_tool_calls([("route", {...})]))
+        oa = openai.OpenAI(base_url=stub.url + "/v1", api_key="test")
+        oa.chat.completions.create(...)  # streamed too; oa.embeddings.create(...) is served as well
+
 Everything is bound to 127.0.0.1 on a free port.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import itertools
 import json
@@ -39,11 +45,16 @@ __all__ = [
     "tool_use_message",
     "default_usage",
     "deterministic_embedding",
+    "openai_text",
+    "openai_tool_calls",
+    "error_reply",
 ]
 
 ANTHROPIC_MESSAGES_PATH = "/v1/messages"
 VOYAGE_EMBEDDINGS_PATH = "/v1/embeddings"
+OPENAI_CHAT_PATH = "/v1/chat/completions"
 DEFAULT_EMBEDDING_DIM = 512
+OPENAI_EMBEDDING_DIM = 768  # nomic-embed-text's
 
 _ids = itertools.count(1)
 _ids_lock = threading.Lock()
@@ -141,6 +152,104 @@ def tool_use_message(
             tool_id = f"toolu_{_next_id()}"
         content.append({"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
     return _message(content, stop_reason, model, usage)
+
+
+class _ErrorReply:
+    def __init__(self, status: int, message: str) -> None:
+        self.status, self.message = status, message
+
+
+def error_reply(status: int, message: str) -> _ErrorReply:
+    """A script item: an HTTP error with the server's own message (an int item sends a generic one)."""
+    return _ErrorReply(status, message)
+
+
+# --------------------------------------------------------------------------- #
+# OpenAI-compatible chat completions
+# --------------------------------------------------------------------------- #
+
+
+def openai_usage() -> dict:
+    return {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+
+
+def _completion(message: dict, finish_reason: str, model: str, usage: dict | None) -> dict:
+    full_usage = dict(openai_usage(), **(usage or {}))
+    return {
+        "id": f"chatcmpl-stub{_next_id():06d}",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
+        "usage": full_usage,
+    }
+
+
+def openai_text(text: str, finish_reason: str = "stop", model: str = "stub-model", usage: dict | None = None) -> dict:
+    """A chat completion whose message is plain text."""
+    return _completion({"role": "assistant", "content": text}, finish_reason, model, usage)
+
+
+def openai_tool_calls(
+    calls: list[tuple],
+    text: str | None = None,
+    finish_reason: str = "tool_calls",
+    model: str = "stub-model",
+    usage: dict | None = None,
+) -> dict:
+    """A chat completion with optional text and tool calls. Each entry of ``calls`` is ``(name, arguments)``
+    or ``(name, arguments, id)``; arguments that are a string are sent as they are (e.g. broken JSON)."""
+    tool_calls = []
+    for entry in calls:
+        name, arguments = entry[0], entry[1]
+        call_id = entry[2] if len(entry) == 3 else f"call_{_next_id()}"
+        raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        tool_calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}})
+    return _completion({"role": "assistant", "content": text, "tool_calls": tool_calls}, finish_reason, model, usage)
+
+
+def completion_to_chunks(completion: dict, include_usage: bool) -> Iterator[dict]:
+    """The `chat.completion.chunk` sequence a server streams for ``completion``: text in pieces, each tool
+    call's id and name first, then its arguments in pieces, the finish reason, and the usage if asked."""
+    choice, base = completion["choices"][0], {k: completion[k] for k in ("id", "created", "model")}
+    message = choice["message"]
+
+    def chunk(delta: dict, finish_reason: str | None = None) -> dict:
+        return dict(base, object="chat.completion.chunk",
+                    choices=[{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}])
+
+    yield chunk({"role": "assistant", "content": ""})
+    for piece in _chunks(message.get("content") or ""):
+        yield chunk({"content": piece})
+    for index, call in enumerate(message.get("tool_calls") or []):
+        yield chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                     "function": {"name": call["function"]["name"], "arguments": ""}}]})
+        for piece in _chunks(call["function"]["arguments"]):
+            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+    yield chunk({}, choice["finish_reason"])
+    if include_usage:
+        yield dict(base, object="chat.completion.chunk", choices=[], usage=completion.get("usage"))
+
+
+def _openai_embeddings_response(request: dict, dim: int) -> dict:
+    texts = request.get("input") or []
+    if isinstance(texts, str):
+        texts = [texts]
+    dim = request.get("dimensions") or dim
+
+    def encoded(text: str):
+        vector = deterministic_embedding(str(text), dim)
+        if request.get("encoding_format") == "base64":
+            return base64.b64encode(struct.pack(f"<{dim}f", *vector)).decode("ascii")
+        return vector
+
+    return {
+        "object": "list",
+        "data": [{"object": "embedding", "embedding": encoded(t), "index": i} for i, t in enumerate(texts)],
+        "model": request.get("model") or "embed-stub",
+        "usage": {"prompt_tokens": sum(max(1, len(str(t).split())) for t in texts),
+                  "total_tokens": sum(max(1, len(str(t).split())) for t in texts)},
+    }
 
 
 # --------------------------------------------------------------------------- #
@@ -277,12 +386,18 @@ class _Handler(BaseHTTPRequestHandler):
             except ValueError:
                 body = None
         path = urlsplit(self.path).path
-        stub._record({"path": path, "method": self.command, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body})
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        api = _api_of(self.command, path, headers)
+        stub._record({"path": path, "method": self.command, "headers": headers, "json": body, "api": api})
 
-        if self.command == "POST" and path.rstrip("/") == ANTHROPIC_MESSAGES_PATH:
+        if api == "anthropic":
             self._anthropic(stub, body or {})
-        elif self.command == "POST" and path.rstrip("/").endswith("/embeddings"):
+        elif api == "voyage":
             self._voyage(stub, body or {})
+        elif api == "openai":
+            self._openai_chat(stub, body or {})
+        elif api == "openai_embeddings":
+            self._openai_embeddings(stub, body or {})
         else:
             self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": f"stub: no route {self.command} {path}"}})
 
@@ -357,6 +472,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not isinstance(item, dict):
             raise TypeError(f"unsupported anthropic stub item: {item!r}")
+        item = stub._billed(request, item)
         if request.get("stream"):
             self._send_sse(message_to_sse_events(item))
         else:
@@ -374,6 +490,65 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(_sse(name, data))
             self.wfile.flush()
 
+    # -- openai-compatible ------------------------------------------------- #
+
+    def _openai_error(self, item: Any) -> bool:
+        """Sends ``item`` if it is a failure (True), as an OpenAI-style error body."""
+        if item is DROP:
+            self._drop()
+            return True
+        if isinstance(item, tuple) and item[0] == "callable_error":
+            self._send_json(500, {"error": {"message": item[1], "type": "server_error"}}, {"x-should-retry": "false"})
+            return True
+        if isinstance(item, int):
+            item = _ErrorReply(item, f"stub error {item}")
+        if isinstance(item, _ErrorReply):
+            kind = ("rate_limit_error" if item.status == 429
+                    else "server_error" if item.status >= 500 else "invalid_request_error")
+            error = {"message": item.message, "type": kind, "param": None, "code": None}
+            self._send_json(item.status, {"error": error}, self._retry_headers(item.status))
+            return True
+        return False
+
+    def _openai_chat(self, stub: "StubServer", request: dict) -> None:
+        def default(req: dict) -> dict:
+            return openai_text("stub reply", model=req.get("model") or "stub-model")
+
+        item = self._resolve(stub, stub._openai_queue, request, default, stub.openai_fallback)
+        if self._openai_error(item):
+            return
+        if not isinstance(item, dict):
+            raise TypeError(f"unsupported openai stub item: {item!r}")
+        if request.get("stream"):
+            include_usage = bool((request.get("stream_options") or {}).get("include_usage"))
+            self._send_openai_sse(completion_to_chunks(item, include_usage))
+        else:
+            self._send_json(200, item)
+
+    def _send_openai_sse(self, chunks: Iterable[dict]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        for data in chunks:
+            self.wfile.write(f"data: {json.dumps(data)}\n\n".encode("utf-8"))
+            self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
+    def _openai_embeddings(self, stub: "StubServer", request: dict) -> None:
+        def default(req: dict) -> dict:
+            return _openai_embeddings_response(req, stub.openai_embedding_dim)
+
+        item = self._resolve(stub, stub._openai_embeddings_queue, request, default, stub.openai_embeddings_fallback)
+        if self._openai_error(item):
+            return
+        if not isinstance(item, dict):
+            raise TypeError(f"unsupported openai embeddings stub item: {item!r}")
+        self._send_json(200, item)
+
     # -- voyage ------------------------------------------------------------ #
 
     def _voyage(self, stub: "StubServer", request: dict) -> None:
@@ -390,6 +565,21 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(item, dict):
             raise TypeError(f"unsupported voyage stub item: {item!r}")
         self._send_json(200, item)
+
+
+def _api_of(method: str, path: str, headers: dict) -> str | None:
+    """Which API a request is for. Voyage and OpenAI-compatible servers share `/v1/embeddings`: the
+    `openai` client names itself in its user agent."""
+    if method != "POST":
+        return None
+    path = path.rstrip("/")
+    if path == ANTHROPIC_MESSAGES_PATH:
+        return "anthropic"
+    if path.endswith("/chat/completions"):
+        return "openai"
+    if path.endswith("/embeddings"):
+        return "openai_embeddings" if headers.get("user-agent", "").startswith("OpenAI/") else "voyage"
+    return None
 
 
 class _Server(ThreadingHTTPServer):
@@ -429,7 +619,16 @@ class StubServer:
         self._anthropic_queue: deque = deque()
         self._voyage_queue: deque = deque()
         self.anthropic_fallback: Any = None  # serves requests the queue does not (None: the default reply)
+        # With a prompt cache model (pmforge.bench.cache_model.PromptCache), every answer's input usage is the
+        # model's: cache reads and writes as Anthropic would report them for the request as sent.
+        self.prompt_cache: Any = None
+        self.served: list[tuple[str, dict]] = []  # (model, usage) of every message answered, in order
         self.voyage_fallback: Any = None
+        self._openai_queue: deque = deque()
+        self._openai_embeddings_queue: deque = deque()
+        self.openai_fallback: Any = None
+        self.openai_embeddings_fallback: Any = None
+        self.openai_embedding_dim = OPENAI_EMBEDDING_DIM  # what the default embeddings answer has
         self._stopping = threading.Event()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -473,6 +672,25 @@ class StubServer:
         with self._lock:
             self._voyage_queue.extend(items)
 
+    def queue_openai(self, *items: Any) -> None:
+        """Chat completions (streamed or not, as the request asks): dicts from `openai_text` /
+        `openai_tool_calls`, int statuses, `error_reply(...)`, DROP or callables, as for Anthropic."""
+        with self._lock:
+            self._openai_queue.extend(items)
+
+    def queue_openai_embeddings(self, *items: Any) -> None:
+        with self._lock:
+            self._openai_embeddings_queue.extend(items)
+
+    def _billed(self, request: dict, message: dict) -> dict:
+        """The message with the usage it is served with (the cache model's input side, when one is set)."""
+        with self._lock:
+            usage = dict(default_usage(), **(message.get("usage") or {}))
+            if self.prompt_cache is not None:
+                usage.update(self.prompt_cache.usage(request))
+            self.served.append((request.get("model") or "", usage))
+        return dict(message, usage=usage)
+
     def _pop(self, queue: deque) -> Any:
         with self._lock:
             return queue.popleft() if queue else None
@@ -489,4 +707,13 @@ class StubServer:
 
     def voyage_requests(self) -> list[dict]:
         with self._lock:
-            return [r["json"] for r in self.requests if r["path"].rstrip("/").endswith("/embeddings")]
+            return [r["json"] for r in self.requests if r.get("api") == "voyage"]
+
+    def openai_requests(self) -> list[dict]:
+        """Chat completion requests, in order."""
+        with self._lock:
+            return [r["json"] for r in self.requests if r.get("api") == "openai"]
+
+    def openai_embedding_requests(self) -> list[dict]:
+        with self._lock:
+            return [r["json"] for r in self.requests if r.get("api") == "openai_embeddings"]

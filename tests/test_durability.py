@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,13 +29,30 @@ from pmforge.turn.orchestrator import run_turn, start_turn
 NOTES = b"# Interview notes\n\nDana from the Duluth store says weekend markdowns happen too late to sell the bread.\n"
 
 
-@pytest.fixture
-def filled(project: Project) -> Project:
+@pytest.fixture(scope="module")
+def filled_template(tmp_path_factory) -> Path:
+    """Three files and two turns, made once per module (ingesting and answering is most of these tests' time);
+    each test gets its own copy of the folder, vectors included."""
+    from config import Settings
+    from pmforge.project import Services
+
+    root = tmp_path_factory.mktemp("filled") / "projects"
+    settings = Settings(projects_dir=root, llm="offline", embeddings="local", _env_file=None)
+    project = Project.create(Services.from_settings(settings), "Fresh Shrink Pilot")
     assert ingest_file(project, "plan.md", PLAN).ok
     assert ingest_file(project, "notes.md", NOTES).ok
     assert ingest_file(project, "report.docx", research_docx("The Duluth pilot saved 3 percent of fresh shrink.")).ok
     run_turn(project, "We think weekend markdowns come too late; I believe store managers would adopt a fixed time.")
     run_turn(project, "The pilot covers the Midwest stores.")
+    assert doctor.examine(project).consistent
+    return project.ws.root
+
+
+@pytest.fixture
+def filled(filled_template: Path, services) -> Project:
+    shutil.copytree(filled_template, services.projects_root / filled_template.name,
+                    ignore=shutil.ignore_patterns(".lock", ".turn.lock"))
+    project = Project.open(services, filled_template.name)
     assert doctor.examine(project).consistent
     return project
 

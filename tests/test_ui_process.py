@@ -9,34 +9,19 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from pmforge.bench.browser import free_port, group_alive, healthy
 
 STOP_WITHIN_S = 15  # the hard limit for everything to be gone after the signal
 START_WITHIN_S = 90
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _forge_command() -> list[str]:
     script = Path(sys.executable).with_name("forge")
     return [str(script)] if script.exists() else [sys.executable, "-m", "pmforge.cli"]
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _port_free(port: int) -> bool:
@@ -77,17 +62,9 @@ def _wait_until(check, limit_s: float) -> bool:
     return check()
 
 
-def _healthy(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
 def _leave_nothing_behind(forge: subprocess.Popen) -> None:
     """Whatever a test asserted, no process of its group outlives it."""
-    if _group_alive(forge.pid):
+    if group_alive(forge.pid):
         os.killpg(forge.pid, signal.SIGKILL)
     if forge.poll() is None:
         forge.kill()
@@ -97,19 +74,19 @@ def _leave_nothing_behind(forge: subprocess.Popen) -> None:
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="POSIX signals, process groups and /proc")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=["TERM", "INT", "HUP"])
 def test_stopping_forge_ui_stops_streamlit_and_frees_the_port(isolated_env, signum):
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, FORGE_PROJECTS_DIR=str(isolated_env / "projects"))
     # Its own process group, as a service manager would start it: everything Forge starts is in it.
     forge = subprocess.Popen([*_forge_command(), "ui", "--port", str(port)], env=env, cwd=isolated_env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        assert _wait_until(lambda: _healthy(port) or forge.poll() is not None, START_WITHIN_S)
-        assert forge.poll() is None and _healthy(port), "forge ui did not come up"
+        assert _wait_until(lambda: healthy(f"http://127.0.0.1:{port}") or forge.poll() is not None, START_WITHIN_S)
+        assert forge.poll() is None and healthy(f"http://127.0.0.1:{port}"), "forge ui did not come up"
         assert _servers_on(port)  # the Streamlit server, started by forge
 
         forge.send_signal(signum)  # to forge alone, not its group: forge must pass it on
         forge.wait(timeout=STOP_WITHIN_S)
-        assert _wait_until(lambda: not _group_alive(forge.pid), STOP_WITHIN_S), _servers_on(port)
+        assert _wait_until(lambda: not group_alive(forge.pid), STOP_WITHIN_S), _servers_on(port)
         assert _servers_on(port) == []
         assert _wait_until(lambda: _port_free(port), STOP_WITHIN_S)
     finally:
@@ -129,6 +106,6 @@ def test_a_server_that_ignores_the_stop_signal_is_killed_after_the_grace_period(
         assert forge.stdout.readline().strip() == "up"  # the child is running and ignores SIGTERM
         forge.send_signal(signal.SIGTERM)
         forge.wait(timeout=STOP_WITHIN_S)
-        assert _wait_until(lambda: not _group_alive(forge.pid), STOP_WITHIN_S)
+        assert _wait_until(lambda: not group_alive(forge.pid), STOP_WITHIN_S)
     finally:
         _leave_nothing_behind(forge)

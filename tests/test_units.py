@@ -128,3 +128,9 @@ def test_a_paste_shows_in_the_transcript_as_a_quote_without_tags():
     shown = render.for_display("What does this say?\n" + block)
     assert "<pasted" not in shown and "</pasted>" not in shown
     assert shown.startswith("What does this say?") and "> Store teams" in shown and "pasted-turn-3.md" in shown
+
+
+def test_settings_take_aliased_fields_by_their_own_names_too(tmp_path):
+    from config import Settings
+
+    assert Settings(projects_dir=tmp_path / "p").projects_dir == tmp_path / "p"

@@ -601,7 +601,7 @@ def chat(project: Project) -> None:
     first_run(project, state)
     online = project.services.llm.online
     if online or ss.get(DEVELOPER_DETAILS):  # offline nothing is billed: the meter is a developer's view
-        panels.session_meter(state, project.settings, online)
+        panels.session_meter(state, project.settings, online, project.project_state().file_summaries)
     if state.turns:
         export_menu(project, project.project_state().display_name or state.project_name or project.ws.slug)
     shown = ss.setdefault("history_shown", EAGER_TURNS)

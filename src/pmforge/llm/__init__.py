@@ -1,4 +1,5 @@
-"""LLM providers: Claude through `anthropic`, and the offline interviewer."""
+"""LLM providers: Claude through `anthropic`, any OpenAI-compatible server through `openai`, and the offline
+interviewer."""
 
 from __future__ import annotations
 
@@ -22,7 +23,15 @@ def make_llm(settings: Settings) -> LLM:
             base_url=settings.anthropic_base_url,
             timeout=settings.anthropic_timeout_s,
             max_retries=settings.anthropic_max_retries,
+            cache_ttl=settings.cache_ttl,
         )
+    if choice == "openai":
+        if not (settings.openai_base_url or settings.openai_api_key):
+            raise ForgeError("FORGE_LLM=openai needs OPENAI_BASE_URL (for Ollama: http://localhost:11434/v1) "
+                             "or OPENAI_API_KEY to be set.")
+        from .openai_llm import OpenAILLM
+
+        return OpenAILLM.from_settings(settings)
     from .offline import OfflineLLM
 
     return OfflineLLM()

@@ -19,21 +19,32 @@ class AnthropicLLM(LLM):
     name = "anthropic"
     online = True
 
-    def __init__(self, api_key: str, base_url: str | None = None, timeout: float = 60.0, max_retries: int = 4):
+    def __init__(self, api_key: str, base_url: str | None = None, timeout: float = 60.0, max_retries: int = 4,
+                 cache_ttl: str = "5m"):
         self.client = anthropic.Anthropic(
             api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
         )
+        self.cache_ttl = cache_ttl
 
-    @staticmethod
-    def wire(request: ChatRequest) -> dict:
-        """The Messages API arguments: tools and the static system block first, marked for caching."""
+    def wire(self, request: ChatRequest) -> dict:
+        """The Messages API arguments, marked for prompt caching in two places.
+
+        The static breakpoint (tools and the static system block) is the same on every reply of a mode, turn
+        after turn; it lives `cache_ttl` (an hour outlasts a PM's pause between turns). The moving breakpoint
+        sits on the last block of each reply request, so the next tool-loop round, which re-sends this
+        request and appends to it, reads it all from the cache instead of paying for the turn's context again;
+        it lives five minutes (rounds are seconds apart). Routing and summaries stay unmarked: below the
+        smallest prefix Claude caches."""
         system = []
         for block in request.system:
             item = {"type": "text", "text": block.text}
             if block.cache:
-                item["cache_control"] = {"type": "ephemeral"}
+                item["cache_control"] = cache_mark(self.cache_ttl)
             system.append(item)
-        args = dict(model=request.model, max_tokens=request.max_tokens, system=system, messages=request.messages)
+        messages = request.messages
+        if request.purpose == "reply":
+            messages = with_moving_breakpoint(messages)
+        args = dict(model=request.model, max_tokens=request.max_tokens, system=system, messages=messages)
         if request.tools:
             args["tools"] = [t.model_dump() for t in request.tools]
         if request.tool_choice:
@@ -62,6 +73,23 @@ class AnthropicLLM(LLM):
         return ResponseStream(chunks())
 
 
+def cache_mark(ttl: str = "5m") -> dict:
+    # Five minutes is the API's default: the mark is sent bare then, as it always was.
+    return {"type": "ephemeral", "ttl": "1h"} if ttl == "1h" else {"type": "ephemeral"}
+
+
+def with_moving_breakpoint(messages: list[dict]) -> list[dict]:
+    """The messages as content blocks, the last block marked for caching. Every message is sent as blocks
+    (not only the last), so a message reads byte for byte the same whether or not it is the last one: what
+    the next round re-sends is then exactly the prefix this round cached. The request's own list is not
+    touched (the tool loop builds the next round from it)."""
+    blocks = [dict(m, content=[{"type": "text", "text": m["content"]}]) if isinstance(m["content"], str)
+              else dict(m, content=[dict(b) for b in m["content"]]) for m in messages]
+    if blocks and blocks[-1]["content"]:
+        blocks[-1]["content"][-1]["cache_control"] = cache_mark()
+    return blocks
+
+
 def _response(message) -> ChatResponse:
     text = "".join(b.text for b in message.content if b.type == "text")
     # The input is passed on as sent, even when it is not an object: the tool's validation refuses it to the model.
@@ -72,6 +100,8 @@ def _response(message) -> ChatResponse:
         output_tokens=u.output_tokens or 0,
         cache_read_input_tokens=getattr(u, "cache_read_input_tokens", 0) or 0,
         cache_creation_input_tokens=getattr(u, "cache_creation_input_tokens", 0) or 0,
+        # The hour-long part of the writes, when the API splits them by lifetime (older versions do not).
+        cache_creation_1h_input_tokens=getattr(getattr(u, "cache_creation", None), "ephemeral_1h_input_tokens", 0) or 0,
     )
     return ChatResponse(text=text, tool_uses=uses, stop_reason=message.stop_reason or "end_turn", usage=usage)
 

@@ -14,6 +14,7 @@ from typing import Any, Iterator, Literal
 
 from pydantic import BaseModel, Field
 
+from ..models import Usage  # the one usage model: what a call billed, what a turn records
 from ..tokens import count_tokens
 
 Purpose = Literal["route", "reply", "summarize_turn", "summarize_file"]
@@ -71,13 +72,6 @@ def model_schema(model: type[BaseModel]) -> dict:
         return node
 
     return strip(model.model_json_schema())
-
-
-class Usage(BaseModel):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    cache_creation_input_tokens: int = 0
 
 
 class ToolUse(BaseModel):

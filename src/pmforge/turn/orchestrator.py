@@ -11,11 +11,12 @@ import logging
 from typing import Iterator
 
 from ..artifacts import write_all
+from ..costs import Ledger, MeteredEmbedder, MeteredLLM
 from ..errors import ForgeError
 from ..knowledge import find_probe
 from ..knowledge.project_patterns import load_project_patterns
 from ..models import (
-    BilledUsage, RetrievalTrace, SessionState, SourceRef, TokenReport, ToolCallRecord, Turn, TurnRecord,
+    RetrievalTrace, SessionState, SourceRef, TokenReport, ToolCallRecord, Turn, TurnRecord,
 )
 from ..project import Project
 from ..tokens import count_tokens
@@ -52,11 +53,15 @@ class PendingTurn:
         message = self.message
         self.project_state = project.project_state()
         self.pattern_problems = load_project_patterns(project.ws.slug, project.ws.root / "patterns")
+        # Every call of this turn (routing, each tool-loop round, the summary, embeddings) is recorded here.
+        self.ledger = Ledger()
+        self.llm = MeteredLLM(project.services.llm, self.ledger)
+        self.embedder = MeteredEmbedder(project.services.embedder, self.ledger)
         inputs = RouteInputs(self.state, self.project_state, message, self.number, project=project.ws.slug)
-        self.decision, self.route_request, self.route_note = route(project.services.llm, inputs, settings)
+        self.decision, self.route_request, self.route_note = route(self.llm, inputs, settings)
         self.context: AssembledContext = assemble(
             self.decision, self.state, self.project_state, message, self.number,
-            project.store, project.services.embedder, settings,
+            project.store, self.embedder, settings,
         )
         # Round 1 leaves room for what a tool round appends; later rounds are re-fitted inside Execution.
         self.fit = fit_context(self.context, self.state, self.project_state, settings, first_round_target(settings))
@@ -71,7 +76,7 @@ class PendingTurn:
             pm_words=own_words(self.message),  # a long paste is source material, not the PM's say-so
         )
         self.execution = Execution(
-            project.services.llm, self.reply_request, self.tool_ctx, settings.tool_loop_max_rounds,
+            self.llm, self.reply_request, self.tool_ctx, settings.tool_loop_max_rounds,
             budget=settings.phase_b_budget,
             refit=lambda ctx, target: refit_request(ctx, self.state, self.project_state, settings, target),
         )
@@ -172,7 +177,8 @@ class PendingTurn:
             ),
             sources=self.sources(),
             tokens=self.tokens(),
-            usage=BilledUsage(**result.usage.model_dump()),
+            usage=result.usage,
+            calls=self.ledger.take(),
             tool_calls=result.tool_calls,
             probes_answered=probes_answered(result.tool_calls),
         )
@@ -213,11 +219,12 @@ class PendingTurn:
         turn, state, ws = self.saved, self.saved_state, self.project.ws
         settings = self.project.settings
         asked = asked_before(state.turns, len(state.turns) - 1)
-        turn.summary = summarize_turn(self.project.services.llm, turn.user, turn.assistant, settings, asked)
+        turn.summary = summarize_turn(self.llm, turn.user, turn.assistant, settings, asked)
         try:
             with self.project.operation(f"remember turn {self.number}"):
-                remember(self.project.store, self.project.services.embedder, turn, asked)
+                remember(self.project.store, self.embedder, turn, asked)
                 turn.indexed = True
+                turn.calls = turn.calls + self.ledger.take()  # the summary and the memory embeddings
                 ws.patch_turn(turn)  # by id: right even if another window has added turns since
         except ForgeError as exc:  # the store or the embedder (a Voyage outage) is down: the turn is saved
             log.warning("turn %s saved but not yet remembered: %s", turn.number, exc)

@@ -6,6 +6,7 @@ import logging
 
 from config import Settings
 
+from ..costs import Ledger, MeteredEmbedder, MeteredLLM
 from ..embed import Embedder
 from ..errors import ForgeError
 from ..llm import extractive
@@ -107,11 +108,13 @@ def catch_up(
                     ws.patch_turn(turn)
             continue
         asked = asked_before(state.turns, i)
-        summary = turn.summary or summarize_turn(llm, turn.user, turn.assistant, settings, asked)
+        ledger = Ledger()  # what remembering it late bills is the turn's own cost, recorded with it
+        summary = turn.summary or summarize_turn(MeteredLLM(llm, ledger), turn.user, turn.assistant, settings, asked)
         # A changed copy: loaded turns are shared with every other reader of the transcript in this process.
         turn = state.turns[i] = turn.model_copy(update={"summary": summary})
-        remember(store, embedder, turn, asked)
+        remember(store, MeteredEmbedder(embedder, ledger), turn, asked)
         turn.indexed = True
+        turn.calls = turn.calls + ledger.take()
         if ws is not None:
             ws.patch_turn(turn)
         done.append(turn.number)

@@ -7,9 +7,9 @@ from collections import Counter
 import streamlit as st
 
 from ..artifacts import problem_brief_markdown, solution_evaluation_markdown
-from ..costs import session_costs
+from ..costs import meter_lines
 from ..knowledge import MODE_ORDER, find_probe
-from ..models import ProjectState, SessionState, Turn
+from ..models import FileSummary, ProjectState, SessionState, Turn
 from ..tools.assumptions import dependents
 
 MODE_NAMES = {"mode_1": "Mode 1 · Discover & Frame", "mode_2": "Mode 2 · Evaluate Solution"}
@@ -86,20 +86,16 @@ def meter_chart_data(turns: list[Turn]) -> dict[str, list[int]]:
             "Phase A": [t.tokens.phase_a for t in turns], "Phase B": [t.tokens.phase_b for t in turns]}
 
 
-def session_meter(state: SessionState, settings, online: bool) -> None:
-    """Prompt tokens per turn (native chart) and, online, what the session has cost."""
+def session_meter(state: SessionState, settings, online: bool, files: list[FileSummary] = ()) -> None:
+    """Prompt tokens per turn (native chart) and, online, what the session has cost: every call, by model."""
     if not state.turns:
         return
-    per_turn, total = session_costs(state.turns, settings)
-    turns = f"{len(per_turn)} turn{'s' * (len(per_turn) != 1)}"
-    with st.expander(f"Session meter — {total.prompt_tokens:,} prompt tokens over {turns}"):
+    prompt_tokens = sum(t.tokens.phase_a + t.tokens.phase_b for t in state.turns)
+    turns = f"{len(state.turns)} turn{'s' * (len(state.turns) != 1)}"
+    with st.expander(f"Session meter — {prompt_tokens:,} prompt tokens over {turns}"):
         st.line_chart(meter_chart_data(state.turns), x="turn", x_label="turn", y_label="prompt tokens", height=220)
         if online:
-            last = per_turn[-1]
-            st.caption(
-                f"Last turn: {last.input_tokens:,} input, {last.cached_tokens:,} cached, {last.output_tokens:,} output "
-                f"tokens · ${last.dollars:.4f}. Session: {total.input_tokens:,} input, {total.cached_tokens:,} cached, "
-                f"{total.output_tokens:,} output · ${total.dollars:.2f}."
-            )
+            for line in meter_lines(state.turns, settings, files):
+                st.caption(line)
         else:
             st.caption("Offline: no tokens are billed. The chart shows what the prompts would weigh with Claude.")
