@@ -265,6 +265,17 @@ ROUTE = {"action": "ask_questions", "mode": "mode_1", "next_probe": "solution_pr
          "requires_retrieval": True, "retrieval_query": "vendor memo pilot", "reasoning": "A question."}
 
 
+def _content_text(content) -> str:
+    """A message's text, whether sent as a string or as content blocks (the last one carries the cache mark)."""
+    if isinstance(content, str):
+        return content
+    return "".join(block.get("text", "") for block in content if block.get("type") == "text")
+
+
+def _has_tool_results(content) -> bool:
+    return isinstance(content, list) and any(block.get("type") == "tool_result" for block in content)
+
+
 class GullibleClaude:
     """A scripted model behind the stub: the replier obeys any injected sentence it is shown (and the PM);
     the router, when `poisoned_route` is set, proposes that route whenever the injection reaches it."""
@@ -280,9 +291,9 @@ class GullibleClaude:
         if not request.get("stream"):
             return text_message("Vendor memo on the Kestrel pilot.")  # file and turn summaries
         last = request["messages"][-1]["content"]
-        if not isinstance(last, str):
+        if _has_tool_results(last):
             return text_message("Question 1: Which stores are in scope?")  # after the tool results
-        if INJECTION in text or "wrap up" in last:
+        if INJECTION in text or "wrap up" in _content_text(last):
             return tool_use_message([("complete_mode", {"mode": "mode_1"}),
                                      ("update_org_context", {"org_context": HOSTILE_ORG})],
                                     text="Understood, wrapping up Mode 1.")
@@ -376,7 +387,7 @@ def test_online_a_hostile_paste_gets_the_same_treatment(online_project, stub):
     assert len(paste) > project.settings.paste_threshold_chars
     record = run_turn(project, paste)
     reply_request = next(r for r in stub.anthropic_requests() if r.get("stream"))
-    user_message = reply_request["messages"][-1]["content"]
+    user_message = _content_text(reply_request["messages"][-1]["content"])
     assert user_message.startswith("<pasted source=") and "[Pasted source: pasted-turn-1.md" in user_message
     for part in [user_message, reply_request["system"][1]["text"]]:
         assert INJECTION not in outside_delimiters(part) and FAKE_SYSTEM not in outside_delimiters(part)
