@@ -134,7 +134,10 @@ class Settings(BaseSettings):
     section_whole_tokens: int = 400  # a section this small is shown whole; a longer one as matched passages
     passage_context_tokens: int = 60  # whole sentences added around a matched window, for context
     conversation_candidates: int = 50  # passages fetched from each retriever before grouping by turn
-    conversation_turns: int = 12  # earlier turns shown at most (the budget usually binds first)
+    conversation_turns: int = 16  # earlier turns shown at most (the budget usually binds first)
+    # A turn gains this share of its better neighbour's score: an answer often shares no words with the
+    # question before it (measured on LoCoMo and Forge's own sets: 0 vs 0.5, 0.754 → 0.80 within 1,000 tokens).
+    conversation_neighbour_weight: float = 0.5
     supersede_ratio: float = 0.25  # a later restatement scoring this share of an earlier one (fused) outranks it
     supersede_overlap: float = 0.5  # share of the shorter message's words two turns must share to be restatements
     recent_turns: int = 3  # always-on conversational window

@@ -137,3 +137,35 @@ def test_turns_are_packed_to_the_conversation_budget(project: Project):
     for budget in (150, 400, 1000):
         shown = format_turns(shown_turns(found, budget), budget)
         assert 0 < count_tokens(shown) <= budget
+
+
+def test_an_answer_sharing_no_words_with_the_question_is_found_beside_the_turn_that_asked(project: Project):
+    # The answer in turn 7 names neither the book nor "take away": only the turn that asked about it does.
+    turns = [_turn(n, f"The bakery team wants the markdown list earlier in the day, point {n}, "
+                      f"because the afternoon shift starts at two and the shelves must be labelled first.")
+             for n in range(1, 6)]
+    turns.append(_turn(6, "I finished reading Becoming Nicole by Amy Ellis Nutt over the weekend, it was lovely.",
+                       "What did you take away from Becoming Nicole?"))
+    turns.append(_turn(7, "It taught me to accept myself as I am, and that asking people for help is a strength; "
+                          "hard times pass, and hope and love are there even when you cannot see them yet."))
+    turns += [_turn(n, f"Store managers asked again for the list before nine in the morning, round {n}, "
+                       f"so the produce team can plan the markdown walk.") for n in range(8, 13)]
+    for i, turn in enumerate(turns):
+        remember(project.store, project.services.embedder, turn, turns[i - 1].assistant if i else "")
+    query = Query("What did the PM take away from the book Becoming Nicole?", project.services.embedder)
+    found = find_turns(project.store, query, 3, "hybrid", project.settings)
+    assert {6, 7} <= {t.turn_number for t in found}
+    assert "It taught me to accept myself" in format_turns(found, 1000)
+
+
+def test_a_terse_answer_shown_after_its_question_does_not_repeat_it(project: Project):
+    asking = _turn(6, "The Duluth store has the most shrink of the region.", "Should the pilot run in the Duluth store?")
+    terse = _turn(7, "Yes, that one.")
+    remember(project.store, project.services.embedder, asking, "")
+    remember(project.store, project.services.embedder, terse, asking.assistant)
+    query = Query("Which store runs the pilot? Duluth?", project.services.embedder)
+    found = find_turns(project.store, query, 2, "hybrid", project.settings)
+    both = format_turns(found, 1000)
+    assert both.count("Should the pilot run in the Duluth store?") == 1 and "PM: Yes, that one." in both
+    alone = format_turns([t for t in found if t.turn_number == 7], 1000)
+    assert "Forge had asked: Should the pilot run in the Duluth store?" in alone

@@ -116,3 +116,11 @@ def test_nothing_relevant_means_a_plain_not_found(project: Project):
     on_topic = run_turn(project, "What do regional directors read about shrink each month?")
     assert on_topic.retrieved.documents
     assert "did not find" not in on_topic.reply and "[ops.md ›" in on_topic.reply
+
+
+def test_a_turn_gains_part_of_its_neighbours_score():
+    from pmforge.retrieval import neighbour_bonus
+
+    bonus = neighbour_bonus({5: 2.0, 9: 1.0, 10: 0.2}, 0.5, eligible={4, 6, 8, 11})
+    assert bonus == {4: 1.0, 6: 1.0, 8: 0.5, 9: 0.1, 10: 0.5, 11: 0.1}
+    assert neighbour_bonus({5: 2.0}, 0.0, eligible={4, 6}) == {}

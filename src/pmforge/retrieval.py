@@ -23,7 +23,7 @@ from config import Settings
 
 from .embed import Embedder
 from .models import RetrievedSection, RetrievedTurn
-from .store.collections import ProjectStore
+from .store.collections import CONVERSATIONS, ProjectStore, turn_id_of
 from .store.keyword import tokenize
 from .tokens import count_tokens
 
@@ -293,12 +293,53 @@ def supersede(turns: list[RetrievedTurn], settings: Settings, consider: int) -> 
                 later.score = round(earlier.score * 1.001, 6)
 
 
+def neighbour_bonus(scores: dict[int, float], weight: float, eligible: set[int] = frozenset()) -> dict[int, float]:
+    """What each turn gains from the turns beside it: `weight` times its better neighbour's score (the turn
+    just before or after, by number). An answer often shares no words with the question it answers ("it
+    taught me to accept myself" after "what did you take from the book?"), so the turn next to a strong
+    match is likely part of the same exchange, and a turn among several matches outranks an isolated one.
+    Turns without a score of their own gain too when they are `eligible` (searchable)."""
+    if weight <= 0:
+        return {}
+    numbers = set(scores) | ({n + d for n in scores for d in (-1, 1)} & set(eligible))
+    bonus = {n: weight * max(scores.get(n - 1, 0.0), scores.get(n + 1, 0.0)) for n in numbers}
+    return {n: b for n, b in bonus.items() if b > 0}
+
+
+def _searchable_numbers(store: ProjectStore, before_turn: int | None) -> dict[str, int]:
+    """Turn id → number of the turns memory search may return (this clone's, before the recent window)."""
+    visible = store.visible_turns()
+    numbers = {turn_id_of(i): n for i, n in store.keyword(CONVERSATIONS).numbers().items()}
+    return {t: n for t, n in numbers.items() if t in visible and (before_turn is None or n < before_turn)}
+
+
+def with_neighbours(
+    ranked: list[tuple[str, float]], numbers: dict[str, int], weight: float, k: int,
+) -> list[tuple[str, float]]:
+    """The fused ranking with each turn's neighbour bonus added, and the neighbours of the best 2k
+    candidates joined, best first, cut to the 4k that can still reach the k shown."""
+    by_number: dict[int, float] = {}
+    for t, s in ranked:
+        if t in numbers:
+            by_number[numbers[t]] = max(s, by_number.get(numbers[t], 0.0))
+    ids = {n: t for t, n in numbers.items()}
+    top = sorted(by_number, key=by_number.get, reverse=True)[: 2 * k]
+    eligible = {n + d for n in top for d in (-1, 1)} & set(ids)
+    bonus = neighbour_bonus(by_number, weight, eligible - set(by_number))
+    scored = {t: s + bonus.get(numbers.get(t, -1), 0.0) for t, s in ranked}
+    for n in eligible - set(by_number):
+        if n in bonus:
+            scored[ids[n]] = bonus[n]
+    return sorted(scored.items(), key=lambda kv: kv[1], reverse=True)[: 4 * k]
+
+
 def find_turns(
     store: ProjectStore, query: Query, k: int, retriever: Retriever, settings: Settings,
     before_turn: int | None = None, boost_probe: str | None = None,
 ) -> list[RetrievedTurn]:
     """Up to k earlier turns of this clone's conversation, best first; turns of the active probe get a
-    bonus. Turns are keyed by their transcript id throughout (two clones' turn 3 are two turns)."""
+    bonus, and the turns beside a match share some of its score. Turns are keyed by their transcript id
+    throughout (two clones' turn 3 are two turns)."""
     depth = max(settings.conversation_candidates, 2 * k)
     scored, matched = [], {}
     if retriever in ("vector", "hybrid"):
@@ -308,7 +349,11 @@ def find_turns(
     if retriever in ("bm25", "hybrid"):
         scored.append((store.keyword_turns(query.text, depth, before_turn), settings.conversation_keyword_weight))
     fused = _combine(scored, settings)
-    turns = store.get_turns(sorted(fused.items(), key=lambda kv: kv[1], reverse=True))
+    ranked = sorted(fused.items(), key=lambda kv: kv[1], reverse=True)
+    if settings.conversation_neighbour_weight > 0 and ranked:
+        ranked = with_neighbours(ranked, _searchable_numbers(store, before_turn),
+                                 settings.conversation_neighbour_weight, k)
+    turns = store.get_turns(ranked)
     for t in turns:
         m = matched.get(t.turn_id) or {}
         if m.get("side") in ("user", "assistant"):

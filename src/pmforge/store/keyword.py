@@ -271,6 +271,10 @@ class TurnIndex:
             db.execute("DELETE FROM turns")
             db.execute("INSERT OR REPLACE INTO info VALUES ('format', ?)", (str(INDEX_FORMAT),))
 
+    def numbers(self) -> dict[str, int]:
+        """id → turn number of every indexed turn: how a matched turn's neighbours are found."""
+        return {i: int(n) for i, n in self._db().execute("SELECT id, turn_number FROM turns")}
+
     def search(self, query: str, n: int, before_turn: int | None = None) -> list[tuple[str, float, dict]]:
         """The best `n` turns, best first, as (id, BM25 score, {"turn_number"})."""
         terms = sorted(set(tokenize(query)))

@@ -103,9 +103,9 @@ def side_excerpt(text: str, start: int, end: int, limit: int) -> str:
     return ("… " if lo > 0 else "") + excerpt + (" …" if hi < len(text) and not excerpt.endswith("…") else "")
 
 
-def turn_block(t: RetrievedTurn, side_tokens: int) -> str:
+def turn_block(t: RetrievedTurn, side_tokens: int, with_asked: bool = True) -> str:
     """One earlier turn: short sides whole; a long side around the passage that matched (or its opening);
-    a terse answer with the question it answered."""
+    a terse answer with the question it answered, unless `with_asked` is off (the turn before is shown)."""
     def side(name: str, text: str) -> str:
         if count_tokens(text) <= side_tokens:
             return text
@@ -116,26 +116,40 @@ def turn_block(t: RetrievedTurn, side_tokens: int) -> str:
     probe = find_probe(t.active_probe) if t.active_probe else None
     label = f"Turn {t.turn_number}" + (f" (Probe: {probe.name})" if probe else "")
     lines = [f'<turn label="{render.attribute(label)}">']
-    if t.asked and len(t.user.split()) <= TERSE_WORDS:
+    if with_asked and t.asked and len(t.user.split()) <= TERSE_WORDS:
         lines.append(f"(Forge had asked: {render.inert(truncate_to_tokens(t.asked, side_tokens // 2))})")
     lines.append(f"PM: {render.inert(side('user', t.user))}")
     lines.append(f"Forge: {render.inert(side('assistant', t.assistant))}")
     return "\n".join(lines) + "\n</turn>"
 
 
+def _question_shown(t: RetrievedTurn, shown: dict[int, RetrievedTurn], side_tokens: int) -> bool:
+    """Whether the turn before `t` is shown with Forge's reply whole and that reply holds the question `t`
+    answered, so it is already in the section."""
+    before = shown.get(t.turn_number - 1)
+    return (before is not None and count_tokens(before.assistant) <= side_tokens
+            and set(tokenize(t.asked)) <= set(tokenize(before.assistant)))
+
+
 def shown_turns(turns: list[RetrievedTurn], budget: int, side_tokens: int = 120) -> list[RetrievedTurn]:
-    """The best-scored turns whose blocks fit `budget`, in chronological order."""
-    chosen, used = [], 0
+    """The best-scored turns whose blocks fit `budget`, in chronological order. A terse answer whose
+    question is already shown in full (the turn before is chosen) is costed without repeating it."""
+    chosen: list[RetrievedTurn] = []
+    by_number: dict[int, RetrievedTurn] = {}
+    used = 0
     for t in sorted(turns, key=lambda t: t.score, reverse=True):
-        cost = count_tokens(turn_block(t, side_tokens)) + 2
+        cost = count_tokens(turn_block(t, side_tokens, not _question_shown(t, by_number, side_tokens))) + 2
         if used + cost <= budget:
             chosen.append(t)
+            by_number.setdefault(t.turn_number, t)
             used += cost
     return sorted(chosen, key=lambda t: t.turn_number)
 
 
 def format_turns(turns: list[RetrievedTurn], budget: int, side_tokens: int = 120) -> str:
-    return "\n\n".join(turn_block(t, side_tokens) for t in shown_turns(turns, budget, side_tokens))
+    shown = shown_turns(turns, budget, side_tokens)
+    by_number = {t.turn_number: t for t in shown}
+    return "\n\n".join(turn_block(t, side_tokens, not _question_shown(t, by_number, side_tokens)) for t in shown)
 
 
 def assemble(
