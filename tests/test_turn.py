@@ -128,7 +128,8 @@ def test_a_project_can_add_its_own_domain_pattern(project: Project, services):
     assert record.routing.patterns == [pattern_id]
     assert "Who runs this in December" in record.reply  # the offline interviewer asks its question
     assert pattern_id in project.state().routing.patterns_fired
-    assert find_pattern("Seasonal Staffing Blind Spot").id == pattern_id
+    assert find_pattern("Seasonal Staffing Blind Spot", project.ws.slug).id == pattern_id
+    assert find_pattern("Seasonal Staffing Blind Spot") is None  # by name only within its project
     assert pattern_id in catalogue_text("mode_1", project.ws.slug)
     assert pattern_id not in catalogue_text("mode_1", "another-project")
 
@@ -148,3 +149,32 @@ def test_a_document_cannot_close_its_delimiter_or_steer_the_mode(project: Projec
     record = pending.finish()
     assert "complete_mode" not in [c.name for c in record.tool_calls]
     assert project.state().routing.completed_modes == [] and project.state().active_mode == "mode_1"
+
+
+def test_a_projects_own_pattern_is_never_accepted_in_another_project(tmp_path):
+    """One app process serves several projects: project B's router and tools must not take project A's pattern,
+    even by its name; an earlier turn's recorded pattern still shows by its namespaced id."""
+    from pmforge.knowledge.catalog import find_pattern
+    from pmforge.knowledge.project_patterns import load_project_patterns
+    from pmforge.tools import ToolContext, run_tool
+    from pmforge.models import ProjectState, SessionState
+    from pmforge.workspace import Workspace
+
+    folder = tmp_path / "patterns"
+    folder.mkdir()
+    (folder / "shelf-gap.md").write_text(
+        "# Shelf Gap Blind Spot\nTriggers: empty shelves, shelf gap\nSignals: Gaps appear before noon.\n"
+        "Stay silent when: Replenishment is already planned.\nSurface: Gaps cost sales quietly.\n"
+        "Question: When does the first gap appear?\n", encoding="utf-8")
+    assert load_project_patterns("alpha", folder) == []
+    assert find_pattern("Shelf Gap Blind Spot", "alpha").id == "alpha.shelf_gap"
+    assert find_pattern("Shelf Gap Blind Spot", "beta") is None and find_pattern("alpha.shelf_gap", "beta") is None
+    assert find_pattern("alpha.shelf_gap").id == "alpha.shelf_gap"  # a recorded id still renders
+
+    def record(slug: str) -> tuple[bool, str]:
+        ws = Workspace.create(tmp_path / "projects", slug)
+        ctx = ToolContext(state=SessionState(), project_state=ProjectState(), turn_number=1, workspace=ws)
+        return run_tool("record_pattern", {"pattern": "Shelf Gap Blind Spot"}, ctx)
+
+    assert record("alpha")[0] is True
+    assert record("beta")[0] is False

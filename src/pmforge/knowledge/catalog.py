@@ -121,13 +121,17 @@ def find_probe(name_or_id: str) -> Probe | None:
     return PROBES.get(name_or_id) or _PROBE_INDEX.get(_key(name_or_id or ""))
 
 
-def find_pattern(name_or_id: str) -> Pattern | None:
+def find_pattern(name_or_id: str, project: str | None = None) -> Pattern | None:
+    """A built-in pattern by id or name, or `project`'s own. Without a project (showing what an earlier turn
+    recorded), a project's pattern only by its exact namespaced id: the router and the tools of one project
+    never accept another project's pattern, even one with the same name, when one app serves several."""
     found = PATTERNS.get(name_or_id) or _PATTERN_INDEX.get(_key(name_or_id or ""))
-    if found is None:
+    if found is not None:
+        return found
+    if project is not None:
         wanted = _key(name_or_id or "")
-        found = next((p for extra in _PROJECT_PATTERNS.values() for p in extra
-                      if wanted in (_key(p.id), _key(p.name))), None)
-    return found
+        return next((p for p in _PROJECT_PATTERNS.get(project, []) if wanted in (_key(p.id), _key(p.name))), None)
+    return next((p for extra in _PROJECT_PATTERNS.values() for p in extra if p.id == name_or_id), None)
 
 
 def _gist(text: str, words: int = 8) -> str:

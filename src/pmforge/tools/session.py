@@ -36,7 +36,7 @@ class RecordPattern(BaseModel):
 
 
 def record_pattern(args: RecordPattern, ctx: ToolContext) -> str:
-    pattern = find_pattern(args.pattern)
+    pattern = find_pattern(args.pattern, ctx.workspace.slug if ctx.workspace else None)
     if pattern is None:
         raise ToolError(f"'{args.pattern}' is not a pattern in the catalogue.")
     if pattern.id not in ctx.state.routing.patterns_fired:

@@ -214,7 +214,7 @@ def _sanitise(decision: RoutingDecision, inputs: RouteInputs, settings: Settings
         })
     probe = find_probe(decision.next_probe) if decision.next_probe else None
     decision.next_probe = probe.id if probe else fallback.next_probe
-    decision.patterns = [p.id for p in map(find_pattern, decision.patterns) if p]
+    decision.patterns = [p.id for p in (find_pattern(name, inputs.project) for name in decision.patterns) if p]
     known = {f.filename.casefold(): f.filename for f in inputs.project_state.file_summaries if f.indexed}
     decision.document_filter = [known[n.casefold()] for n in decision.document_filter if n.casefold() in known]
     if is_filler(inputs.message):
