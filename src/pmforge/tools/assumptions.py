@@ -192,9 +192,9 @@ def retire_assumption(args: RetireAssumption, ctx: ToolContext) -> str:
 
 
 TOOLS = [
-    Tool("register_assumption", RegisterAssumption, register_assumption),
-    Tool("update_assumption_status", UpdateAssumptionStatus, update_assumption_status),
-    Tool("update_assumption_confidence", UpdateAssumptionConfidence, update_assumption_confidence),
-    Tool("edit_assumption", EditAssumption, edit_assumption),
-    Tool("retire_assumption", RetireAssumption, retire_assumption),
+    Tool.of(register_assumption),
+    Tool.of(update_assumption_status),
+    Tool.of(update_assumption_confidence),
+    Tool.of(edit_assumption),
+    Tool.of(retire_assumption),
 ]

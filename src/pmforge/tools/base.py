@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, get_type_hints
 
 from pydantic import BaseModel
 
@@ -54,6 +54,13 @@ class Tool:
     name: str
     model: type[BaseModel]
     effect: Callable[[BaseModel, ToolContext], str]
+
+    @classmethod
+    def of(cls, effect: Callable[[BaseModel, ToolContext], str]) -> "Tool":
+        """The tool an effect function defines: named after the function, its arguments the model its first
+        parameter is annotated with (so a tool's name and model are written once, where it is defined)."""
+        model = next(iter(get_type_hints(effect).values()))
+        return cls(effect.__name__, model, effect)
 
     def spec(self) -> ToolSpec:
         schema = model_schema(self.model)

@@ -205,13 +205,13 @@ def remove_decision_criterion(args: RemoveDecisionCriterion, ctx: ToolContext) -
 
 
 TOOLS = [
-    Tool("update_problem_statement", UpdateProblemStatement, update_problem_statement),
-    Tool("update_target_audience", UpdateTargetAudience, update_target_audience),
-    Tool("add_stakeholder", AddStakeholder, add_stakeholder),
-    Tool("update_stakeholder", UpdateStakeholder, update_stakeholder),
-    Tool("remove_stakeholder", RemoveStakeholder, remove_stakeholder),
-    Tool("correct_fact", CorrectFact, correct_fact),
-    Tool("update_success_metrics", UpdateSuccessMetrics, update_success_metrics),
-    Tool("add_decision_criterion", AddDecisionCriterion, add_decision_criterion),
-    Tool("remove_decision_criterion", RemoveDecisionCriterion, remove_decision_criterion),
+    Tool.of(update_problem_statement),
+    Tool.of(update_target_audience),
+    Tool.of(add_stakeholder),
+    Tool.of(update_stakeholder),
+    Tool.of(remove_stakeholder),
+    Tool.of(correct_fact),
+    Tool.of(update_success_metrics),
+    Tool.of(add_decision_criterion),
+    Tool.of(remove_decision_criterion),
 ]

@@ -114,10 +114,10 @@ def generate_artifact(args: GenerateArtifact, ctx: ToolContext) -> str:
 
 
 TOOLS = [
-    Tool("record_probe", RecordProbe, record_probe),
-    Tool("record_pattern", RecordPattern, record_pattern),
-    Tool("update_conversation_summary", UpdateConversationSummary, update_conversation_summary),
-    Tool("update_org_context", UpdateOrgContext, update_org_context),
-    Tool("complete_mode", CompleteMode, complete_mode),
-    Tool("generate_artifact", GenerateArtifact, generate_artifact),
+    Tool.of(record_probe),
+    Tool.of(record_pattern),
+    Tool.of(update_conversation_summary),
+    Tool.of(update_org_context),
+    Tool.of(complete_mode),
+    Tool.of(generate_artifact),
 ]

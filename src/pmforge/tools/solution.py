@@ -86,9 +86,9 @@ def set_go_no_go(args: SetGoNoGo, ctx: ToolContext) -> str:
 
 
 TOOLS = [
-    Tool("set_solution_info", SetSolutionInfo, set_solution_info),
-    Tool("set_risk_assessment", SetRiskAssessment, set_risk_assessment),
-    Tool("set_build_vs_buy", SetBuildVsBuy, set_build_vs_buy),
-    Tool("set_validation_plan", SetValidationPlan, set_validation_plan),
-    Tool("set_go_no_go", SetGoNoGo, set_go_no_go),
+    Tool.of(set_solution_info),
+    Tool.of(set_risk_assessment),
+    Tool.of(set_build_vs_buy),
+    Tool.of(set_validation_plan),
+    Tool.of(set_go_no_go),
 ]
