@@ -541,9 +541,8 @@ def show_upload(job: UploadJob):
     return update
 
 
-def show_message_job(project: Project, job: TurnJob, waiting_for: str):
+def show_message_job(project: Project, job: TurnJob, waiting_for: str, passage_of):
     """A message being answered (streamed as it comes) or waiting its turn; returns what updates it."""
-    passage_of = project.passage_reader()  # read once: the reply is redrawn many times a second
     with st.chat_message("user"):
         st.markdown(render.for_display(job.message))
     with st.chat_message("assistant"):
@@ -599,18 +598,19 @@ def chat(project: Project) -> None:
     # asked again stays in place until its new version is saved).
     active = jobs.active()
     first_run(project, state)
+    manifest = project.project_state()
     online = project.services.llm.online
     if online or ss.get(DEVELOPER_DETAILS):  # offline nothing is billed: the meter is a developer's view
-        panels.session_meter(state, project.settings, online, project.project_state().file_summaries)
+        panels.session_meter(state, project.settings, online, manifest.file_summaries)
     if state.turns:
-        export_menu(project, project.project_state().display_name or state.project_name or project.ws.slug)
+        export_menu(project, manifest.display_name or state.project_name or project.ws.slug)
     shown = ss.setdefault("history_shown", EAGER_TURNS)
     hidden = max(len(state.turns) - shown, 0)
     if hidden and st.button(f"Show {min(hidden, EAGER_TURNS)} earlier turns ({hidden} not shown)"):
         ss.history_shown = shown + EAGER_TURNS
         st.rerun()
     st.html(f"<style>{citations.CITATION_CSS}{PAGE_CSS}</style>")  # once per page; takes no room
-    passage_of = project.passage_reader()
+    passage_of = project.passage_reader(manifest)
     for turn in state.turns[hidden:]:
         show_turn(project, turn, latest=turn is state.turns[-1], passage_of=passage_of)
     if error := ss.pop("turn_error", ""):
@@ -633,7 +633,7 @@ def chat(project: Project) -> None:
                        if any(isinstance(j, UploadJob) for j in ahead) else "Waiting for the reply above.")
             if job.replaces:
                 waiting = "Taking the reply above back; Forge answers this instead."
-            updates.append((job, show_message_job(project, job, waiting)))
+            updates.append((job, show_message_job(project, job, waiting, passage_of)))
     if updates:
         follow(updates)
 

@@ -160,16 +160,23 @@ def cmd_delete_project(args) -> int:
     return 0
 
 
+def _ask(question: str, needs: str, anyway: str) -> str:
+    """The PM's answer to `question`, typed on the terminal; one sentence instead when there is no terminal
+    to ask on (a script, a pipe): `needs` says what needs confirming, `anyway` how to go ahead."""
+    if not sys.stdin.isatty():
+        raise ForgeError(f"{needs}, and there is no terminal to ask on; {anyway}.")
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    return sys.stdin.readline()
+
+
 def _confirm_deletion(ws, settings) -> None:
     """Ask on the terminal for the project's name; refuse when there is no terminal to ask on."""
     from .project import confirms_deletion, deletion_warning
 
-    if not sys.stdin.isatty():
-        raise ForgeError(f"Deleting project '{ws.slug}' needs a typed confirmation, and there is no terminal to "
-                         "ask on; add --yes to delete it anyway.")
-    sys.stderr.write(f"{deletion_warning(ws, settings)}\nType the project's name ({ws.slug}) to delete it: ")
-    sys.stderr.flush()
-    if not confirms_deletion(sys.stdin.readline(), ws):
+    typed = _ask(f"{deletion_warning(ws, settings)}\nType the project's name ({ws.slug}) to delete it: ",
+                 f"Deleting project '{ws.slug}' needs a typed confirmation", "add --yes to delete it anyway")
+    if not confirms_deletion(typed, ws):
         raise ForgeError(f"Nothing was deleted: what you typed is not '{ws.slug}'.")
 
 
@@ -345,12 +352,9 @@ def cmd_undo(args) -> int:
     first_line = next((line.strip() for line in turn.user.splitlines() if line.strip()), "")
     print(f"Turn {turn.number}: {first_line}")
     if not args.yes:
-        if not sys.stdin.isatty():
-            raise ForgeError("Taking back a reply needs a confirmation, and there is no terminal to ask on; "
-                             "add --yes to take it back anyway.")
-        sys.stderr.write("Take back this turn and Forge's reply to it? [y/N] ")
-        sys.stderr.flush()
-        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+        answer = _ask("Take back this turn and Forge's reply to it? [y/N] ",
+                      "Taking back a reply needs a confirmation", "add --yes to take it back anyway")
+        if answer.strip().lower() not in ("y", "yes"):
             print("Nothing was taken back.", file=sys.stderr)
             return 1
     undo_last_turn(project, turn_id=turn.id)

@@ -189,9 +189,10 @@ class Project:
         """The exact text a citation points to, or None when that version of the file is gone."""
         return self.passage_reader()(source)
 
-    def passage_reader(self) -> Callable[[object], str | None]:
-        """`passage` for the many citations of one page: the manifest and each converted file read once."""
-        manifest = self.project_state()
+    def passage_reader(self, manifest: ProjectState | None = None) -> Callable[[object], str | None]:
+        """`passage` for the many citations of one page: the manifest (unless given) and each converted file
+        read once."""
+        manifest = manifest or self.project_state()
         texts: dict[str, str | None] = {}
 
         def passage(source) -> str | None:

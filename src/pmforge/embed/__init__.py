@@ -29,12 +29,8 @@ def make_embedder(settings: Settings) -> Embedder:
             max_wait_s=settings.voyage_max_wait_s,
         )
     if choice == "openai":
-        from ..errors import ForgeError
         from .openai_embed import OpenAIEmbedder
 
-        if not (settings.openai_base_url or settings.openai_api_key):
-            raise ForgeError("FORGE_EMBEDDINGS=openai needs OPENAI_BASE_URL (for Ollama: http://localhost:11434/v1) "
-                             "or OPENAI_API_KEY to be set.")
         return OpenAIEmbedder.from_settings(settings)
     from .local import LocalEmbedder
 

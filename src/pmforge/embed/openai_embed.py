@@ -28,7 +28,7 @@ class OpenAIEmbedder(Embedder):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "OpenAIEmbedder":
-        return cls(make_client(settings), model=settings.openai_embed_model,
+        return cls(make_client(settings, "FORGE_EMBEDDINGS=openai"), model=settings.openai_embed_model,
                    batch_size=settings.openai_embed_batch_size)
 
     @property

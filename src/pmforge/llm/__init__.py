@@ -26,9 +26,6 @@ def make_llm(settings: Settings) -> LLM:
             cache_ttl=settings.cache_ttl,
         )
     if choice == "openai":
-        if not (settings.openai_base_url or settings.openai_api_key):
-            raise ForgeError("FORGE_LLM=openai needs OPENAI_BASE_URL (for Ollama: http://localhost:11434/v1) "
-                             "or OPENAI_API_KEY to be set.")
         from .openai_llm import OpenAILLM
 
         return OpenAILLM.from_settings(settings)

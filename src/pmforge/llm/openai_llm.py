@@ -46,8 +46,12 @@ _JSON_FALLBACK = ("If you cannot call the `{name}` function, answer with only it
                   "and nothing else.")
 
 
-def make_client(settings: Settings) -> openai.OpenAI:
-    """The client every OpenAI-compatible call goes through (chat and embeddings share one endpoint)."""
+def make_client(settings: Settings, chosen_by: str = "FORGE_LLM=openai") -> openai.OpenAI:
+    """The client every OpenAI-compatible call goes through (chat and embeddings share one endpoint).
+    `chosen_by`: the setting that asked for it, named when the endpoint is missing."""
+    if not (settings.openai_base_url or settings.openai_api_key):
+        raise ForgeError(f"{chosen_by} needs OPENAI_BASE_URL (for Ollama: http://localhost:11434/v1) "
+                         "or OPENAI_API_KEY to be set.")
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else PLACEHOLDER_KEY
     return openai.OpenAI(api_key=key, base_url=settings.openai_base_url, timeout=settings.openai_timeout_s,
                          max_retries=settings.openai_max_retries)

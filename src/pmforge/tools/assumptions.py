@@ -31,8 +31,14 @@ def _all_dependents(state: SessionState, assumption_id: str) -> list[str]:
     return seen
 
 
+def assumption_with_id(state: SessionState, assumption_id: str) -> Assumption | None:
+    """The register's assumption with that id (A3, a3, " A3 "), or None."""
+    wanted = assumption_id.strip().casefold()
+    return next((a for a in state.assumptions if a.id.casefold() == wanted), None)
+
+
 def _find(state: SessionState, assumption_id: str) -> Assumption:
-    found = next((a for a in state.assumptions if a.id.lower() == assumption_id.strip().lower()), None)
+    found = assumption_with_id(state, assumption_id)
     if found is None:
         raise ToolError(f"No assumption {assumption_id}; the register has {', '.join(a.id for a in state.assumptions) or 'none'}.")
     return found

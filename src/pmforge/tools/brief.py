@@ -35,8 +35,10 @@ def update_target_audience(args: UpdateTargetAudience, ctx: ToolContext) -> str:
     return "Target audience updated."
 
 
-def _stakeholder(ctx: ToolContext, name: str) -> Stakeholder | None:
-    return next((s for s in ctx.state.problem_brief.stakeholders if s.name.casefold() == name.strip().casefold()), None)
+def stakeholder_named(state: SessionState, name: str) -> Stakeholder | None:
+    """The brief's stakeholder of that name (case and surrounding spaces ignored), or None."""
+    wanted = name.strip().casefold()
+    return next((s for s in state.problem_brief.stakeholders if s.name.casefold() == wanted), None)
 
 
 class AddStakeholder(BaseModel):
@@ -49,7 +51,7 @@ class AddStakeholder(BaseModel):
 
 
 def add_stakeholder(args: AddStakeholder, ctx: ToolContext) -> str:
-    if _stakeholder(ctx, args.name):
+    if stakeholder_named(ctx.state, args.name):
         raise ToolError(f"{args.name} is already listed; use update_stakeholder.")
     ctx.state.problem_brief.stakeholders.append(Stakeholder(**args.model_dump()))
     return f"Stakeholder {args.name} added."
@@ -65,7 +67,7 @@ class UpdateStakeholder(BaseModel):
 
 
 def update_stakeholder(args: UpdateStakeholder, ctx: ToolContext) -> str:
-    found = _stakeholder(ctx, args.name)
+    found = stakeholder_named(ctx.state, args.name)
     if found is None:
         raise ToolError(f"No stakeholder called {args.name}; add them with add_stakeholder.")
     for field, value in args.model_dump(exclude={"name"}, exclude_none=True).items():
@@ -81,7 +83,7 @@ class RemoveStakeholder(BaseModel):
 
 
 def remove_stakeholder(args: RemoveStakeholder, ctx: ToolContext) -> str:
-    found = _stakeholder(ctx, args.name)
+    found = stakeholder_named(ctx.state, args.name)
     if found is None:
         raise ToolError(f"No stakeholder called {args.name}.")
     ctx.state.problem_brief.stakeholders.remove(found)

@@ -15,9 +15,10 @@ from typing import Callable
 from pydantic import BaseModel, ValidationError
 
 from ..llm.extractive import sentences
-from ..models import Assumption, SessionState, ToolCallRecord
+from ..models import SessionState, ToolCallRecord
 from ..tools import TOOLS
 from ..tools import assumptions as register
+from ..tools import brief
 from ..understand.text import clip_words
 
 HEADING = "**Recorded:**"
@@ -43,11 +44,6 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _assumption(state: SessionState, ident: str) -> Assumption | None:
-    wanted = ident.strip().casefold()
-    return next((a for a in state.assumptions if a.id.casefold() == wanted), None)
-
-
 def _transitive_dependants(state: SessionState, ident: str) -> list[str]:
     return register._all_dependents(state, ident)
 
@@ -60,40 +56,40 @@ Ack = Callable[[BaseModel, SessionState, SessionState, str], "str | None"]
 def _register(args, before, after, _org) -> str | None:
     claim = " ".join(args.claim.split()).casefold()
     added = next((a for a in after.assumptions if " ".join(a.claim.split()).casefold() == claim), None)
-    if added is None or _assumption(before, added.id) is not None:
+    if added is None or register.assumption_with_id(before, added.id) is not None:
         return None  # already registered before this turn: nothing added
     return f"Added {added.id} — {_quote(added.claim)}"
 
 
 def _status(args, before, after, _org) -> str | None:
-    now, then = _assumption(after, args.id), _assumption(before, args.id)
+    now, then = register.assumption_with_id(after, args.id), register.assumption_with_id(before, args.id)
     if now is None or (then is not None and then.status == now.status):
         return None
     line = f"{now.id} marked {now.status.replace('_', ' ')}"
     if now.status == "invalidated":
         was_active = {a.id for a in before.assumptions if a.status == "active"}
         at_risk = [d for d in _transitive_dependants(after, now.id)
-                   if _assumption(after, d).status == "at_risk" and d in was_active]
+                   if register.assumption_with_id(after, d).status == "at_risk" and d in was_active]
         if at_risk:
             line += f"; {_and(at_risk)} now at risk"
     elif now.status == "confirmed":
         was_guessed = {a.id for a in before.assumptions if a.confidence == "guessed"}
         upgraded = [d for d in _transitive_dependants(after, now.id)
-                    if _assumption(after, d).confidence == "informed" and d in was_guessed]
+                    if register.assumption_with_id(after, d).confidence == "informed" and d in was_guessed]
         if upgraded:
             line += f"; {_and(upgraded)} upgraded to informed"
     return line
 
 
 def _confidence(args, before, after, _org) -> str | None:
-    now, then = _assumption(after, args.id), _assumption(before, args.id)
+    now, then = register.assumption_with_id(after, args.id), register.assumption_with_id(before, args.id)
     if now is None or (then is not None and then.confidence == now.confidence):
         return None
     return f"{now.id} confidence now {now.confidence}"
 
 
 def _edit(args, before, after, _org) -> str | None:
-    now, then = _assumption(after, args.id), _assumption(before, args.id)
+    now, then = register.assumption_with_id(after, args.id), register.assumption_with_id(before, args.id)
     if now is None:
         return None
     fields = [f for f in args.model_dump(exclude={"id", "reason"}, exclude_none=True)
@@ -106,7 +102,7 @@ def _edit(args, before, after, _org) -> str | None:
 
 
 def _retire(args, before, after, _org) -> str | None:
-    now, then = _assumption(after, args.id), _assumption(before, args.id)
+    now, then = register.assumption_with_id(after, args.id), register.assumption_with_id(before, args.id)
     if now is None or not now.retired or (then is not None and then.retired):
         return None
     still = register.dependents(after, now.id)
@@ -122,20 +118,15 @@ def _brief_text(field: str, label: str):
     return ack
 
 
-def _stakeholder(state: SessionState, name: str):
-    wanted = name.strip().casefold()
-    return next((s for s in state.problem_brief.stakeholders if s.name.casefold() == wanted), None)
-
-
 def _add_stakeholder(args, before, after, _org) -> str | None:
-    added = _stakeholder(after, args.name)
-    if added is None or _stakeholder(before, args.name) is not None:
+    added = brief.stakeholder_named(after, args.name)
+    if added is None or brief.stakeholder_named(before, args.name) is not None:
         return None
     return f"{added.name} added as {_ROLE.get(added.role, 'a stakeholder')}"
 
 
 def _update_stakeholder(args, before, after, _org) -> str | None:
-    now, then = _stakeholder(after, args.name), _stakeholder(before, args.name)
+    now, then = brief.stakeholder_named(after, args.name), brief.stakeholder_named(before, args.name)
     if now is None:
         return None
     if then is None or now.role != then.role:
@@ -146,8 +137,8 @@ def _update_stakeholder(args, before, after, _org) -> str | None:
 
 
 def _remove_stakeholder(args, before, after, _org) -> str | None:
-    gone = _stakeholder(before, args.name)
-    if gone is None or _stakeholder(after, args.name) is not None:
+    gone = brief.stakeholder_named(before, args.name)
+    if gone is None or brief.stakeholder_named(after, args.name) is not None:
         return None
     return f"{gone.name} removed from the stakeholders (kept in the history)"
 

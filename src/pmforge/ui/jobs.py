@@ -62,7 +62,6 @@ class TurnJob(Job):
     text: str = ""        # the reply so far, as the page should show it
     sources: list[SourceRef] = field(default_factory=list)
     stop_asked: bool = False
-    number: int = 0       # the turn's number once it runs
 
 
 # A reply that arrives in one piece (the offline interviewer) is shown word by word over at most this long;
@@ -132,10 +131,6 @@ class ProjectJobs:
             self._jobs = [j for j in self._jobs if j.active]
             return finished
 
-    @property
-    def busy(self) -> bool:
-        return bool(self.active())
-
     def wait(self, timeout: float = 120.0) -> None:
         """Until the queue is empty and the thread has finished what it was doing (remembering a reply)."""
         deadline = time.monotonic() + timeout
@@ -194,7 +189,6 @@ class ProjectJobs:
                     raise ForgeError("Only Forge's latest reply can be asked again or edited.")
                 undo_last_turn(project, job.replaces)
             pending = start_turn(project, job.message)
-            job.number = pending.number
             job.sources = pending.sources()
             stream = iter(pending)
             try:
@@ -204,9 +198,7 @@ class ProjectJobs:
                         return
                     job.text += piece
             finally:
-                close = getattr(stream, "close", None)
-                if close:
-                    close()  # a stopped reply lets go of its HTTP stream now
+                stream.close()  # a stopped reply lets go of its HTTP stream now
             pending.commit()
             job.status = DONE  # the page may show the saved turn now; remembering it follows
             pending.remember()
