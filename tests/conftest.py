@@ -17,7 +17,7 @@ PROVIDER_VARS = ("ANTHROPIC_API_KEY", "VOYAGE_API_KEY", "ANTHROPIC_BASE_URL", "V
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path, monkeypatch):
     """Temp projects dir, no keys, no .env from the working directory, fresh settings."""
-    import config
+    from pmforge.core import settings as config
 
     for var in PROVIDER_VARS:
         monkeypatch.delenv(var, raising=False)
@@ -30,15 +30,15 @@ def isolated_env(tmp_path, monkeypatch):
 
 @pytest.fixture
 def services(isolated_env):
-    from config import get_settings
-    from pmforge.project import Services
+    from pmforge.core.settings import get_settings
+    from pmforge.project.services import Services
 
     return Services.from_settings(get_settings())
 
 
 @pytest.fixture
 def project(services):
-    from pmforge.project import Project
+    from pmforge.project.project import Project
 
     return Project.create(services, "Fresh Shrink Pilot")
 
@@ -54,8 +54,8 @@ def stub():
 @pytest.fixture
 def online_services(stub, monkeypatch, isolated_env):
     """Returns `make(**settings)`: Services whose real clients talk to the stub, with FORGE_* overrides."""
-    import config
-    from pmforge.project import Services
+    from pmforge.core import settings as config
+    from pmforge.project.services import Services
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-anthropic")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", stub.url)
@@ -85,7 +85,7 @@ def online(online_services, stub):
     from stubs import text_message
 
     from pmforge.ingest.pipeline import ingest_file
-    from pmforge.project import Project
+    from pmforge.project.project import Project
 
     project = Project.create(online_services(), "Online Pilot")
     stub.queue_anthropic(text_message("A pilot plan: 20 Midwest stores for eight weeks, shrink target 4.5%."))
@@ -103,7 +103,7 @@ def app(isolated_env):
     import pmforge
 
     st.cache_resource.clear()
-    at = AppTest.from_file(str(Path(pmforge.__file__).with_name("app.py")), default_timeout=120)
+    at = AppTest.from_file(str(Path(pmforge.__file__).parent / "surfaces" / "app.py"), default_timeout=120)
     at.run()
     yield at
     st.cache_resource.clear()

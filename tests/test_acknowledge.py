@@ -10,8 +10,8 @@ from pathlib import Path
 
 from stubs import text_message, tool_use_message
 
-from pmforge.models import Assumption, ProjectState, SessionState, ToolCallRecord
-from pmforge.project import Project
+from pmforge.core.models import Assumption, ProjectState, SessionState, ToolCallRecord
+from pmforge.project.project import Project
 from pmforge.tools import ToolContext, run_tool
 from pmforge.turn.acknowledge import HEADING, acknowledgement, acknowledgement_lines
 from pmforge.turn.orchestrator import run_turn, start_turn, working_copy
@@ -162,7 +162,7 @@ def test_an_online_turn_acknowledges_the_assumption_claude_registered(online: Pr
 
 def test_forge_chat_says_it_is_offline_once_on_stderr_and_never_in_a_reply(isolated_env):
     env = dict(os.environ, FORGE_LLM="offline")
-    forge = [sys.executable, "-m", "pmforge.cli"]
+    forge = [sys.executable, "-m", "pmforge.surfaces.cli"]
     subprocess.run(forge + ["new", "Notice"], env=env, check=True, capture_output=True, timeout=300)
     done = subprocess.run(forge + ["chat", "notice", "-m", OPENING, "-m", "Who else should I talk to?"],
                           env=env, capture_output=True, text=True, timeout=600)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import streamlit as st
 from docs import research_docx
 from streamlit.testing.v1 import AppTest
 
 import pmforge
 
-APP = str(Path(pmforge.__file__).with_name("app.py"))
+APP = str(Path(pmforge.__file__).parent / "surfaces" / "app.py")
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
@@ -159,8 +158,8 @@ def test_sidebar_shows_mode_register_skeleton_and_the_session_meter(app: AppTest
 
 
 def test_picked_questions_survive_repeated_labels_and_reach_the_next_turn(app: AppTest, isolated_env):
-    from pmforge.models import SessionState, Turn
-    from pmforge.workspace import Workspace
+    from pmforge.core.models import SessionState, Turn
+    from pmforge.core.workspace import Workspace
 
     _create_project(app, "Eta")
     ws = Workspace(isolated_env / "projects" / "eta")
@@ -178,8 +177,8 @@ def test_picked_questions_survive_repeated_labels_and_reach_the_next_turn(app: A
 
 
 def test_long_histories_render_recent_turns_first(app: AppTest, isolated_env):
-    from pmforge.models import Turn
-    from pmforge.workspace import Workspace
+    from pmforge.core.models import Turn
+    from pmforge.core.workspace import Workspace
 
     _create_project(app, "Theta")
     ws = Workspace(isolated_env / "projects" / "theta")
@@ -252,8 +251,8 @@ def test_icon_buttons_have_a_worded_label_and_a_tooltip(app: AppTest):
 
 
 def test_the_meter_chart_counts_turns_from_one():
-    from pmforge.models import TokenReport, Turn
-    from pmforge.ui.panels import meter_chart_data
+    from pmforge.core.models import TokenReport, Turn
+    from pmforge.surfaces.ui.panels import meter_chart_data
 
     turns = [Turn(number=n, user="u", assistant="a", tokens=TokenReport(phase_a=10 * n, phase_b=n))
              for n in (1, 2, 3)]
@@ -262,7 +261,7 @@ def test_the_meter_chart_counts_turns_from_one():
 
 
 def test_retry_and_edit_the_last_message(app: AppTest, isolated_env):
-    from pmforge.workspace import Workspace
+    from pmforge.core.workspace import Workspace
 
     _create_project(app, "Kappa")
     ws = Workspace(isolated_env / "projects" / "kappa")
@@ -282,7 +281,7 @@ def test_retry_and_edit_the_last_message(app: AppTest, isolated_env):
 
 
 def test_copy_offers_the_reply_as_it_was_saved(app: AppTest, isolated_env):
-    from pmforge.workspace import Workspace
+    from pmforge.core.workspace import Workspace
 
     _create_project(app, "Lambda")
     app.chat_input[0].set_value("We want to cut bakery shrink.").run()

@@ -8,12 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
-from stubs import text_message, tool_use_message
+from stubs import tool_use_message
 
-from pmforge.artifacts import generate, latest
-from pmforge.cli import main as forge
-from pmforge.errors import ForgeError
-from pmforge.project import Project
+from pmforge.outputs.artifacts import generate, latest
+from pmforge.surfaces.cli import main as forge
+from pmforge.core.errors import ForgeError
+from pmforge.project.project import Project
 from pmforge.turn.orchestrator import run_turn, start_turn
 
 OPENING = "Bakery shrink is 9 percent across our 62 stores and store managers blame the ordering app."

@@ -10,17 +10,11 @@ from datetime import datetime, timedelta, timezone
 import docx
 import pytest
 
-from pmforge.artifacts import (
-    TBC,
-    generate,
-    latest,
-    markdown_to_docx,
-    problem_brief_markdown,
-    register_csv,
-    register_json,
-    solution_evaluation_markdown,
-)
-from pmforge.models import (
+from pmforge.outputs.artifacts import generate, latest
+from pmforge.outputs.briefs import TBC, problem_brief_markdown, solution_evaluation_markdown
+from pmforge.outputs.register import register_csv, register_json
+from pmforge.outputs.word import markdown_to_docx
+from pmforge.core.models import (
     Assumption,
     AssumptionChange,
     BuildVsBuy,
@@ -435,7 +429,7 @@ def test_generate_default_time_and_unknown_kind(project):
 def test_register_csv_cells_cannot_run_as_formulas():
     import csv as _csv
 
-    from pmforge.models import Assumption, SessionState
+    from pmforge.core.models import Assumption, SessionState
 
     state = SessionState(assumptions=[Assumption(id="A1", claim='=HYPERLINK("http://x","click")')])
     rows = list(_csv.reader(io.StringIO(register_csv(state))))

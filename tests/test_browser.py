@@ -9,13 +9,12 @@ test-artifacts/browser/ (CI keeps that folder).
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from pmforge.bench.browser import CHROMIUM, WAIT_MS, chromium, forge_ui, open_app
+from pmforge.surfaces.bench.browser import CHROMIUM, WAIT_MS, chromium, forge_ui, open_app
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts" / "browser"

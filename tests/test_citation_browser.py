@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pmforge.bench.browser import (STARTUP_TIMEOUT, WAIT_MS, chromium, free_port, healthy, missing_browser, offline_env,
+from pmforge.surfaces.bench.browser import (STARTUP_TIMEOUT, WAIT_MS, chromium, free_port, healthy, missing_browser, offline_env,
                                    stop, tail)
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(missing_browser() is not None, reason=str(missing_browser()))]
@@ -39,8 +39,8 @@ HOSTILE = """Found <img src=x onerror="window.pwned=1"> and <script>window.pwned
 
 PAGE = f'''
 import streamlit as st
-from pmforge.models import SourceRef
-from pmforge.ui.citations import CITATION_CSS, linked_reply
+from pmforge.core.models import SourceRef
+from pmforge.surfaces.ui.citations import CITATION_CSS, linked_reply
 
 # Each script run adds one: a citation that opened through a rerun would show it.
 st.session_state.runs = st.session_state.get("runs", 0) + 1

@@ -10,9 +10,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from pmforge.models import SourceRef
-from pmforge.sentences import sentence_spans
-from pmforge.ui.citations import CITATION_CSS, excerpt, linked_reply
+from pmforge.core.models import SourceRef
+from pmforge.core.sentences import sentence_spans
+from pmforge.surfaces.ui.citations import CITATION_CSS, excerpt, linked_reply
 
 # ---------------------------------------------------------------- gold: the sentence a claim rests on
 # Written before the code: realistic PM documents, claims as a reply would paraphrase them (numbers in words

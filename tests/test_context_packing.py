@@ -7,10 +7,10 @@ import random
 import pytest
 
 from pmforge.ingest.pipeline import ingest_file
-from pmforge.models import RetrievedSection, Turn
-from pmforge.project import Project
-from pmforge.retrieval import Query, _Hit, find_sections, find_turns, pack_passages
-from pmforge.tokens import count_tokens
+from pmforge.core.models import RetrievedSection, Turn
+from pmforge.project.project import Project
+from pmforge.index.retrieval import Query, _Hit, find_sections, find_turns, pack_passages
+from pmforge.core.tokens import count_tokens
 from pmforge.turn.assemble import format_documents, format_turns, shown_turns
 from pmforge.turn.remember import remember
 

@@ -1,7 +1,7 @@
 """Honest money: every call of a turn counted, priced exactly, and caching that follows the conversation.
 
 The online path runs the real `anthropic` and `voyageai` clients against the local stub, whose prompt cache
-model (pmforge.bench.cache_model) answers every request's usage as Anthropic would report it.
+model (pmforge.surfaces.bench.cache_model) answers every request's usage as Anthropic would report it.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from decimal import Decimal
 import pytest
 from stubs import text_message, tool_use_message
 
-from pmforge.bench.cache_model import PromptCache
-from pmforge.costs import meter_lines, money, session_cost
-from pmforge.models import Turn, Usage
+from pmforge.surfaces.bench.cache_model import PromptCache
+from pmforge.llm.costs import meter_lines, money, session_cost
+from pmforge.core.models import Turn, Usage
 from pmforge.turn.orchestrator import run_turn
 
 ROUTE = {
@@ -87,8 +87,7 @@ def test_the_meter_equals_the_stubs_usage_priced_by_hand(online, stub):
 def test_the_turn_summary_and_memory_embeddings_survive_a_reload(online, stub):
     stub.queue_anthropic(*_turn_script(300))
     run_turn(online, "Fresh shrink is 6 percent in the pilot region.")
-    from pmforge import transcript
-
+    from pmforge.core import transcript
     transcript._cache.clear()  # read the file afresh, as another process would
     turn = online.ws.load_state().turns[0]
     assert [c.purpose for c in turn.calls][-2:] == ["summarize_turn", "embed_documents"]
@@ -187,7 +186,7 @@ def test_pauses_longer_than_the_ttl_write_the_prefix_again():
 
 
 def test_turns_saved_before_calls_were_recorded_are_priced_as_phase_b(isolated_env):
-    import config
+    from pmforge.core import settings as config
 
     settings = config.get_settings()
     old = Turn(number=1, user="u", assistant="a", usage=Usage(input_tokens=1000, output_tokens=100,
@@ -198,8 +197,8 @@ def test_turns_saved_before_calls_were_recorded_are_priced_as_phase_b(isolated_e
 
 
 def test_a_model_without_a_price_shows_its_tokens_not_dollars(isolated_env):
-    import config
-    from pmforge.models import BilledCall
+    from pmforge.core import settings as config
+    from pmforge.core.models import BilledCall
 
     settings = config.get_settings()
     turn = Turn(number=1, user="u", assistant="a", calls=[
@@ -211,7 +210,7 @@ def test_a_model_without_a_price_shows_its_tokens_not_dollars(isolated_env):
 
 @pytest.mark.parametrize("turns", [3])
 def test_bench_cost_prints_the_readme_block(turns):
-    from pmforge.bench.cost import bench_cost, markdown
+    from pmforge.surfaces.bench.cost import bench_cost, markdown
 
     figures = bench_cost(turns=turns)
     assert figures["meter_matches_replay"]  # the meter's dollars are the cache model's, call for call

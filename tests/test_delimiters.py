@@ -21,13 +21,13 @@ import pytest
 
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.llm.base import ChatRequest
-from pmforge.models import FileSummary, ProjectState, RetrievedSection, RetrievedTurn, RoutingDecision, SessionState, Turn
-from pmforge.project import Project
-from pmforge.turn import render
+from pmforge.core.models import FileSummary, ProjectState, RetrievedSection, RetrievedTurn, RoutingDecision, SessionState, Turn
+from pmforge.project.project import Project
+from pmforge.prompt import render
 from pmforge.turn.assemble import AssembledContext, document_block, format_documents, format_turns
 from pmforge.turn.execute import build_reply_request
 from pmforge.turn.orchestrator import start_turn
-from pmforge.turn.route import RouteInputs, build_route_request, rule_route
+from pmforge.turn.route import RouteInputs, build_route_request
 
 # ---------------------------------------------------------------- crafted strings
 
@@ -126,7 +126,7 @@ def _markdown(owner: str, topic: str) -> bytes:
 
 
 def test_real_phase_a_and_phase_b_requests_keep_crafted_text_inside_its_own_blocks(project: Project, monkeypatch):
-    import config
+    from pmforge.core import settings as config
 
     monkeypatch.setenv("FORGE_RECENT_TURNS", "0")  # earlier turns reach the prompt only as <turn> blocks
     config.get_settings.cache_clear()

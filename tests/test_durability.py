@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from docs import PLAN, research_docx
-from pmforge import doctor
-from pmforge.cli import main as forge
-from pmforge.errors import ForgeError
+from pmforge.upkeep import doctor
+from pmforge.surfaces.cli import main as forge
+from pmforge.core.errors import ForgeError
 from pmforge.ingest.pipeline import ingest_file
-from pmforge.project import Project
-from pmforge.store.collections import CONVERSATIONS, DOCUMENTS
+from pmforge.project.project import Project
+from pmforge.index.collections import CONVERSATIONS, DOCUMENTS
 from pmforge.turn.orchestrator import run_turn, start_turn
 
 NOTES = b"# Interview notes\n\nDana from the Duluth store says weekend markdowns happen too late to sell the bread.\n"
@@ -33,8 +33,8 @@ NOTES = b"# Interview notes\n\nDana from the Duluth store says weekend markdowns
 def filled_template(tmp_path_factory) -> Path:
     """Three files and two turns, made once per module (ingesting and answering is most of these tests' time);
     each test gets its own copy of the folder, vectors included."""
-    from config import Settings
-    from pmforge.project import Services
+    from pmforge.core.settings import Settings
+    from pmforge.project.services import Services
 
     root = tmp_path_factory.mktemp("filled") / "projects"
     settings = Settings(projects_dir=root, llm="offline", embeddings="local", _env_file=None)
@@ -112,7 +112,7 @@ def test_vector_layer_orphans_and_partial_files_are_repaired(filled: Project):
     store.keyword(DOCUMENTS).delete_where("file_id", report_entry.file_id)
     # Passages of a file no manifest lists (an upload killed between the store and the manifest).
     vec = filled.services.embedder.embed_documents(["orphan passage"])[0]
-    from pmforge.store.collections import LeafRecord, ParentRecord
+    from pmforge.index.collections import LeafRecord, ParentRecord
 
     store.add_file("deadbeefdeadbeef", "gone.md", [LeafRecord("deadbeefdeadbeef:p0:l0:w0", "deadbeefdeadbeef:p0:l0",
                    "deadbeefdeadbeef:p0", "orphan passage", 0, 14)], [vec],
@@ -134,7 +134,7 @@ def test_keyword_and_memory_layers_are_repaired(filled: Project):
     said = [f"turn-{t.id}" for t in filled.state().turns]  # memory records are keyed by transcript id
     store.collection(CONVERSATIONS).delete(ids=[said[1]])
     vec = filled.services.embedder.embed_documents(["never said"])[0]
-    from pmforge.models import RetrievedTurn
+    from pmforge.core.models import RetrievedTurn
 
     store.upsert_turn(RetrievedTurn(turn_number=9, user="never", assistant="said", summary="never said"), vec)
     report = doctor.examine(filled)
@@ -210,8 +210,8 @@ def test_a_second_window_cannot_overwrite_a_turn(filled: Project, services):
 def test_the_lock_is_reentrant_and_a_busy_project_says_so(filled: Project):
     ws = filled.ws
     with ws.locked(), ws.locked():  # an operation calling another (delete promoting a twin) must not deadlock
-        code = ("import sys; sys.path.insert(0, %r); from pmforge.workspace import Workspace; "
-                "from pmforge.errors import ForgeError\n"
+        code = ("import sys; sys.path.insert(0, %r); from pmforge.core.workspace import Workspace; "
+                "from pmforge.core.errors import ForgeError\n"
                 "try:\n    Workspace(%r).locked(timeout=0.2).__enter__()\nexcept ForgeError as e:\n    print(e)")
         out = subprocess.run([sys.executable, "-c", code % (str(Path(__file__).parents[1] / "src"), str(ws.root))],
                              capture_output=True, text=True, timeout=60).stdout
@@ -239,9 +239,10 @@ def _write(path: Path, data: bytes) -> Path:
 
 WORKER = textwrap.dedent("""
     import random, sys
-    from config import get_settings
+    from pmforge.core.settings import get_settings
     from pmforge.ingest.pipeline import delete_file, ingest_file
-    from pmforge.project import Project, Services
+    from pmforge.project.project import Project
+    from pmforge.project.services import Services
     from pmforge.turn.orchestrator import run_turn
 
     services = Services.from_settings(get_settings())
@@ -282,11 +283,11 @@ def test_sigkill_during_saves_and_ingestions_leaves_a_consistent_project(service
     root = isolated_env / "projects" / "crash"
     for path in root.rglob("*.json"):
         json.loads(path.read_text(encoding="utf-8"))  # every JSON file parses
-    done = subprocess.run([sys.executable, "-m", "pmforge.cli", "doctor", "crash"], env=env, cwd=isolated_env,
+    done = subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", "doctor", "crash"], env=env, cwd=isolated_env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Consistent" in done.stdout
-    again = subprocess.run([sys.executable, "-m", "pmforge.cli", "doctor", "crash", "--json"], env=env,
+    again = subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", "doctor", "crash", "--json"], env=env,
                            cwd=isolated_env, capture_output=True, text=True, timeout=600)
     report = json.loads(again.stdout)
     assert report["consistent"] and report["recovered"] is None  # nothing left to recover the second time

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from pmforge.evaluation import conversation_turns
+from pmforge.surfaces.evaluation import conversation_turns
 
 PLAN = """# Pilot plan
 
@@ -28,7 +28,7 @@ def _jsonl(path, rows):
 
 
 def _forge(*args):
-    done = subprocess.run([sys.executable, "-m", "pmforge.cli", *args], capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", *args], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -79,6 +79,6 @@ def test_eval_memory_recall(tmp_path):
 
 
 def test_unknown_retriever_is_one_sentence(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "pmforge.cli", "eval", "memory", "--conversation", "x",
+    done = subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", "eval", "memory", "--conversation", "x",
                            "--questions", "y", "--retriever", "fuzzy"], capture_output=True, text=True)
     assert done.returncode == 1 and "Traceback" not in done.stderr and "unknown" in done.stderr

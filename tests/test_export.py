@@ -11,14 +11,13 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pytest
 from docx import Document
 from streamlit.testing.v1 import AppTest
 
-from pmforge.export import transcript_docx, transcript_file_name, transcript_markdown
-from pmforge.models import SessionState, SourceRef, Turn
-from pmforge.project import Project
-from pmforge.transcript import turn_line
+from pmforge.outputs.export import transcript_docx, transcript_file_name, transcript_markdown
+from pmforge.core.models import SessionState, SourceRef, Turn
+from pmforge.project.project import Project
+from pmforge.core.transcript import turn_line
 from pmforge.turn.orchestrator import run_turn
 
 NOW = datetime(2025, 3, 4, 9, 30, tzinfo=timezone.utc)
@@ -86,7 +85,7 @@ def test_a_turn_that_wrote_a_brief_names_its_files(project: Project):
 
 
 def _forge(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pmforge.cli", *args], env=env, capture_output=True, timeout=600)
+    return subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", *args], env=env, capture_output=True, timeout=600)
 
 
 def test_forge_export_writes_markdown_and_word(isolated_env):

@@ -20,10 +20,10 @@ from stubs import DROP, delayed, deterministic_embedding, text_message, tool_use
 from streamlit.testing.v1 import AppTest
 
 import pmforge
-from pmforge.errors import ForgeError
+from pmforge.core.errors import ForgeError
 from pmforge.ingest.pipeline import ingest_file
-from pmforge.project import Project
-from pmforge.store.keyword import KeywordIndex
+from pmforge.project.project import Project
+from pmforge.index.keyword import KeywordIndex
 from pmforge.turn.orchestrator import run_turn
 
 ROUTE = {
@@ -301,7 +301,7 @@ def test_the_app_shows_one_sentence_and_keeps_the_message(online_services, stub)
     online_services()
     st.cache_resource.clear()
     try:
-        at = AppTest.from_file(str(Path(pmforge.__file__).with_name("app.py")), default_timeout=120)
+        at = AppTest.from_file(str(Path(pmforge.__file__).parent / "surfaces" / "app.py"), default_timeout=120)
         at.run()
         at.sidebar.text_input[0].set_value("Kept Message")
         at.sidebar.button[0].click().run()  # the new-project form's submit button

@@ -17,14 +17,14 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import pmforge
-from pmforge import demo
-from pmforge.models import FileSummary, ProjectState, SessionState
-from pmforge.project import Project, Upkeep
-from pmforge.ui import welcome
-from pmforge.workspace import Workspace
+from pmforge.core import demo
+from pmforge.core.models import FileSummary, ProjectState, SessionState
+from pmforge.project.project import Project, Upkeep
+from pmforge.surfaces.ui import welcome
+from pmforge.core.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(Path(pmforge.__file__).with_name("app.py"))
+APP = str(Path(pmforge.__file__).parent / "surfaces" / "app.py")
 SHIPPED_DEMO = ROOT / "projects" / "demo"
 PLAN = b"# Pilot plan\n\n## Scope\n\nThe pilot covers 20 stores in the Midwest region for eight weeks.\n"
 
@@ -240,7 +240,7 @@ def _forge(cwd: Path, *args: str) -> subprocess.CompletedProcess:
            if k not in ("ANTHROPIC_API_KEY", "VOYAGE_API_KEY", "CHROMA_HOST", "CHROMA_PORT")}
     env.update(FORGE_PROJECTS_DIR=str(cwd / "projects"), FORGE_LLM="offline", FORGE_EMBEDDINGS="local",
                PYTHONPATH=f"{ROOT / 'src'}{os.pathsep}{ROOT}")
-    return subprocess.run([sys.executable, "-m", "pmforge.cli", *args], cwd=cwd, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=600)
 
 

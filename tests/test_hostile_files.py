@@ -26,11 +26,11 @@ from pathlib import Path
 import pytest
 
 import broken_files as bf
-from pmforge.cli import main as forge
+from pmforge.surfaces.cli import main as forge
 from pmforge.ingest.chunk import ChunkSizes, TableHeaders, chunk_markdown
 from pmforge.ingest.pipeline import ingest_file
-from pmforge.project import Project, Services
-from pmforge.tokens import count_tokens
+from pmforge.project.project import Project
+from pmforge.project.services import Services
 from pmforge.turn.orchestrator import run_turn
 
 HARD_LIMIT_S = 60  # the requirement: every pathological file finishes (indexed or refused) within it
@@ -125,9 +125,10 @@ def test_a_good_replacement_swaps_upload_text_and_passages_together(project: Pro
 
 CRASH = textwrap.dedent("""
     import json, os, signal, sys
-    from config import get_settings
+    from pmforge.core.settings import get_settings
     from pmforge.ingest import pipeline
-    from pmforge.project import Project, Services
+    from pmforge.project.project import Project
+    from pmforge.project.services import Services
 
     step, slug = sys.argv[1], "crash"
     services = Services.from_settings(get_settings())
@@ -146,7 +147,7 @@ CRASH = textwrap.dedent("""
         pipeline._put_upload = killed
         pipeline.ingest_file(project, "plan.md", open(sys.argv[2], "rb").read())
     else:
-        from pmforge import doctor
+        from pmforge.upkeep import doctor
         project = Project.open(services, slug)
         recovered = project.recovered if hasattr(project, "recovered") else None
         if step == "repair":
@@ -270,7 +271,7 @@ def test_markdown_in_another_legacy_encoding_is_still_text(project: Project):
 
 def test_a_docx_markitdown_cannot_convert_within_budget_is_read_by_the_plain_reader(project: Project, monkeypatch):
     monkeypatch.setenv("FORGE_CONVERT_MEMORY_MB", "200")  # MarkItDown's own imports need about 400 MB
-    import config
+    from pmforge.core import settings as config
 
     config.get_settings.cache_clear()
     small = Project.open(Services.from_settings(config.get_settings()), project.ws.slug)
@@ -419,7 +420,7 @@ def test_a_credential_replacing_an_indexed_file_keeps_the_indexed_version(projec
 
 
 def test_a_credential_kept_by_an_older_forge_leaves_the_workspace_when_uploaded_again(project: Project):
-    from pmforge.models import FileSummary
+    from pmforge.core.models import FileSummary
 
     ws = project.ws
     (ws.uploads / "env").write_bytes(b"ANTHROPIC_API_KEY=sk-ant-secret\n")  # what the red team found
@@ -436,7 +437,7 @@ def test_forge_ingest_of_a_dotenv_file_from_the_cli_keeps_nothing(project: Proje
     secret = isolated_env / ".env"
     secret.write_text("ANTHROPIC_API_KEY=sk-ant-do-not-commit\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
-    done = subprocess.run([sys.executable, "-m", "pmforge.cli", "ingest", project.ws.slug, str(secret)], env=env,
+    done = subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", "ingest", project.ws.slug, str(secret)], env=env,
                           cwd=isolated_env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "credentials" in done.stderr and "Traceback" not in done.stderr

@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 
 import broken_files as bf
-from pmforge.errors import ForgeError
+from pmforge.core.errors import ForgeError
 from pmforge.ingest.pipeline import delete_file, ingest_file
-from pmforge.models import RetrievedSection
-from pmforge.project import Project, Services
-from pmforge.tokens import count_tokens
-from pmforge.workspace import MAX_FILENAME_CHARS
+from pmforge.core.models import RetrievedSection
+from pmforge.project.project import Project
+from pmforge.project.services import Services
+from pmforge.core.tokens import count_tokens
+from pmforge.core.workspace import MAX_FILENAME_CHARS
 
 FACT = "The Marigold freezer audit found 314 unlabelled trays in the Dayton stores."
 FACT_QUERY = "How many unlabelled trays did the Marigold freezer audit find?"
@@ -105,7 +106,7 @@ def assert_consistent(project: Project) -> None:
 
 
 def reopen(project: Project) -> Project:
-    import config
+    from pmforge.core import settings as config
 
     config.get_settings.cache_clear()
     return Project.open(Services.from_settings(config.get_settings()), project.ws.slug)

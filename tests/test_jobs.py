@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import time
 
-from pmforge.project import Project
-from pmforge.ui.jobs import DONE, FAILED, STOPPED, ProjectJobs, TurnJob, UploadJob, paced
+from pmforge.project.project import Project
+from pmforge.surfaces.ui.jobs import DONE, FAILED, STOPPED, ProjectJobs, TurnJob, UploadJob, paced
 
 PLAN = (b"# Pilot plan\n\n## Scope\n\nThe pilot covers 20 stores in the Midwest region for eight weeks.\n\n"
         + b"".join(b"## Store %d\n\nStore %d reports bakery shrink of %d percent, mostly from late markdowns.\n\n"

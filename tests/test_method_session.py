@@ -7,8 +7,8 @@ import io
 
 import docx
 
-from pmforge.artifacts import latest
-from pmforge.project import Project
+from pmforge.outputs.artifacts import latest
+from pmforge.project.project import Project
 from pmforge.turn.orchestrator import run_turn
 
 MODE_1 = [

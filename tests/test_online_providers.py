@@ -6,10 +6,11 @@ import pytest
 from docs import PLAN
 from stubs import text_message, tool_use_message
 
-from pmforge.errors import ForgeError
+from pmforge.core.errors import ForgeError
 from pmforge.ingest.pipeline import ingest_file
-from pmforge.models import RoutingDecision
-from pmforge.project import Project, Services
+from pmforge.core.models import RoutingDecision
+from pmforge.project.project import Project
+from pmforge.project.services import Services
 from pmforge.tools.assumptions import RegisterAssumption
 from pmforge.turn.orchestrator import run_turn
 
@@ -128,7 +129,7 @@ def test_voyage_rate_limits_are_retried_during_upload(online: Project, stub):
 
 
 def test_voyage_outage_fails_cleanly_and_keeps_the_file(online: Project, stub, monkeypatch):
-    import config
+    from pmforge.core import settings as config
 
     monkeypatch.setenv("FORGE_VOYAGE_MAX_ATTEMPTS", "2")
     config.get_settings.cache_clear()
@@ -155,7 +156,7 @@ def test_tool_loop_is_capped(online: Project, stub):
 
 
 def test_api_keys_never_reach_the_workspace(stub, monkeypatch, isolated_env):
-    import config
+    from pmforge.core import settings as config
 
     anthropic_key, voyage_key = "sk-ant-api03-DISTINCTIVE-SECRET-7731", "pa-DISTINCTIVE-VOYAGE-SECRET-5519"
     monkeypatch.setenv("ANTHROPIC_API_KEY", anthropic_key)

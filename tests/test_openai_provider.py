@@ -10,12 +10,13 @@ import pytest
 from docs import PLAN
 from stubs import DROP, delayed, error_reply, openai_text, openai_tool_calls
 
-from pmforge.artifacts import latest
-from pmforge.errors import ForgeError
+from pmforge.outputs.artifacts import latest
+from pmforge.core.errors import ForgeError
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.llm.base import ChatRequest, SystemBlock
-from pmforge.models import RoutingDecision
-from pmforge.project import Project, Services
+from pmforge.core.models import RoutingDecision
+from pmforge.project.project import Project
+from pmforge.project.services import Services
 from pmforge.tools.assumptions import RegisterAssumption
 from pmforge.turn.orchestrator import run_turn, start_turn
 
@@ -33,7 +34,7 @@ EMBED_DIM = 256  # not the stub's default: the embedder must learn it from the s
 @pytest.fixture
 def openai_services(stub, monkeypatch, isolated_env):
     """Returns `make(**settings)`: Services on the OpenAI-compatible provider, pointed at the stub."""
-    import config
+    from pmforge.core import settings as config
 
     monkeypatch.setenv("FORGE_LLM", "openai")
     monkeypatch.setenv("FORGE_EMBEDDINGS", "openai")
@@ -259,7 +260,7 @@ def test_a_failure_fails_the_turn_in_one_sentence_with_state_unchanged(openai_se
 
 
 def test_choosing_the_provider_without_an_endpoint_says_what_to_set(monkeypatch):
-    import config
+    from pmforge.core import settings as config
 
     monkeypatch.setenv("FORGE_LLM", "openai")
     config.get_settings.cache_clear()
@@ -285,7 +286,7 @@ def test_embeddings_come_from_the_same_server_and_are_recorded_per_collection(op
     assert served.store.signature == f"nomic-embed-text/{EMBED_DIM}" and served.reindex_reason() is None
 
     # Switching embedders is caught: the collections say who filled them.
-    import config
+    from pmforge.core import settings as config
 
     monkeypatch.setenv("FORGE_EMBEDDINGS", "local")
     config.get_settings.cache_clear()

@@ -17,11 +17,11 @@ from streamlit.testing.v1 import AppTest
 from chroma_server import ChromaServer
 from docs import PLAN
 from pmforge.ingest.pipeline import ingest_file
-from pmforge.project import Project, delete_project
-from pmforge.retrieval import Query, find_sections
-from pmforge.store.client import http_client
-from pmforge.store.collections import Clone, Lease, ProjectStore
-from pmforge.workspace import Workspace, display_name, picker_labels
+from pmforge.project.project import Project, delete_project
+from pmforge.index.retrieval import Query, find_sections
+from pmforge.index.client import http_client
+from pmforge.index.collections import Clone, Lease, ProjectStore
+from pmforge.core.workspace import Workspace, display_name, picker_labels
 
 ROOT = Path(__file__).parents[1]
 
@@ -36,7 +36,7 @@ def _env(tmp: Path, **extra) -> dict:
 
 def forge(tmp: Path, *args: str, **extra) -> subprocess.CompletedProcess:
     """The real `forge` command, offline, with the test's projects folder; stdin is not a terminal."""
-    return subprocess.run([sys.executable, "-m", "pmforge.cli", *args], cwd=tmp, env=_env(tmp, **extra),
+    return subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", *args], cwd=tmp, env=_env(tmp, **extra),
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
 
 
@@ -44,7 +44,7 @@ def forge_on_a_terminal(tmp: Path, typed: str, *args: str, **extra) -> subproces
     """`forge` with a terminal as stdin, on which the PM types `typed` and Enter."""
     main, terminal = pty.openpty()
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "pmforge.cli", *args], cwd=tmp, env=_env(tmp, **extra),
+        proc = subprocess.Popen([sys.executable, "-m", "pmforge.surfaces.cli", *args], cwd=tmp, env=_env(tmp, **extra),
                                 stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         os.close(terminal)
         os.write(main, typed.encode() + b"\n")

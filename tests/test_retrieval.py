@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pmforge.ingest.pipeline import delete_file, ingest_file
-from pmforge.project import Project
-from pmforge.retrieval import Query, find_parents, find_turns, fuse
-from pmforge.store.keyword import tokenize
+from pmforge.project.project import Project
+from pmforge.index.retrieval import Query, find_parents, find_turns, fuse
+from pmforge.index.keyword import tokenize
 from pmforge.turn.orchestrator import run_turn
 
 # Many sections about the same topic; only one holds the code the PM asks about.
@@ -84,7 +84,7 @@ def test_keyword_index_survives_a_restart(project: Project, services):
 
 def test_a_stale_keyword_index_is_rebuilt_from_the_store_without_embedding_or_dropping(project: Project, services,
                                                                                       monkeypatch):
-    from pmforge.ingest.pipeline import reindex
+    from pmforge.upkeep.reindex import reindex
 
     ingest_file(project, "ops.md", _doc())
     run_turn(project, "Our finance partner Lena Fischer approves anything over 50k.")
@@ -119,7 +119,7 @@ def test_nothing_relevant_means_a_plain_not_found(project: Project):
 
 
 def test_a_turn_gains_part_of_its_neighbours_score():
-    from pmforge.retrieval import neighbour_bonus
+    from pmforge.index.retrieval import neighbour_bonus
 
     bonus = neighbour_bonus({5: 2.0, 9: 1.0, 10: 0.2}, 0.5, eligible={4, 6, 8, 11})
     assert bonus == {4: 1.0, 6: 1.0, 8: 0.5, 9: 0.1, 10: 0.5, 11: 0.1}

@@ -16,10 +16,11 @@ import pytest
 
 from chroma_server import ChromaServer, free_port
 from docs import PLAN
-from pmforge.errors import ForgeError
+from pmforge.core.errors import ForgeError
 from pmforge.ingest.pipeline import ingest_file
-from pmforge.project import Project, Services
-from pmforge.store.client import StoreUnavailable, http_client
+from pmforge.project.project import Project
+from pmforge.project.services import Services
+from pmforge.index.client import StoreUnavailable, http_client
 from pmforge.turn.orchestrator import run_turn
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
@@ -29,7 +30,7 @@ SLACK_S = 20  # process start-up and the few calls a turn makes before its first
 
 
 def on_server(monkeypatch, host: str, port: int) -> Services:
-    import config
+    from pmforge.core import settings as config
 
     monkeypatch.setenv("CHROMA_HOST", host)
     monkeypatch.setenv("CHROMA_PORT", str(port))
@@ -68,7 +69,7 @@ def finishes_within(seconds: float, call) -> BaseException | None:
 
 
 def forge(*args: str, env: dict, cwd, limit: float) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pmforge.cli", *args], env=env, cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", *args], env=env, cwd=cwd, capture_output=True,
                           text=True, timeout=limit)
 
 

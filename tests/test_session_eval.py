@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pmforge.cli import main as forge
-from pmforge.errors import ForgeError
-from pmforge.models import (
+from pmforge.surfaces.cli import main as forge
+from pmforge.core.errors import ForgeError
+from pmforge.core.models import (
     Assumption,
     AssumptionChange,
     ProblemBrief,
@@ -21,7 +21,7 @@ from pmforge.models import (
     SuccessMetrics,
     Turn,
 )
-from pmforge.session_eval import (
+from pmforge.surfaces.session_eval import (
     at_path,
     find_sessions,
     flat_text,
@@ -263,7 +263,7 @@ def test_eval_sessions_plays_a_short_session_through_the_real_turn_loop(tmp_path
 
     # The scratch project is where --keep put it, its score matches its saved state, and the configured
     # projects folder was never touched.
-    from pmforge.workspace import Workspace
+    from pmforge.core.workspace import Workspace
     state = Workspace.open(kept, "tiny").load_state()
     assert len(state.turns) == 3
     assert session["assumptions"]["registered"] == sum(not a.retired for a in state.assumptions)

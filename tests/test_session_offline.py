@@ -8,8 +8,8 @@ from datetime import datetime
 from docs import research_docx
 
 from pmforge.ingest.pipeline import delete_file, ingest_file
-from pmforge.models import SessionState
-from pmforge.project import Project
+from pmforge.core.models import SessionState
+from pmforge.project.project import Project
 from pmforge.turn.orchestrator import run_turn
 
 BURIED_FACT = "The Kestrel loyalty app reaches only 12 percent of enterprise store shoppers, mostly in Ohio."
@@ -125,7 +125,7 @@ def test_reupload_replaces_without_stale_chunks(project: Project):
 def test_clone_without_vectors_is_rebuilt(project: Project, services):
     import shutil
 
-    from pmforge.ingest.pipeline import reindex
+    from pmforge.upkeep.reindex import reindex
 
     ingest_file(project, "research-q3.docx", research_docx(BURIED_FACT))
     run_turn(project, TURNS[0])

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from docs import PLAN
-from pmforge import conflicts
-from pmforge.errors import ForgeError
+from pmforge.core import conflicts
+from pmforge.core.errors import ForgeError
 from pmforge.ingest.pipeline import ingest_file
-from pmforge.models import ToolCallRecord
-from pmforge.project import Project
+from pmforge.core.models import ToolCallRecord
+from pmforge.project.project import Project
 from pmforge.turn.orchestrator import run_turn, start_turn
-from pmforge.workspace import Workspace, slugify
+from pmforge.core.workspace import Workspace, slugify
 
 ROOT = Path(__file__).parents[1]
 HEDGED = "I think store managers would adopt a fixed markdown time if labels printed faster."
@@ -35,7 +35,7 @@ def forge(tmp: Path, *args: str, timeout: float = 300, **env) -> subprocess.Comp
             "FORGE_EMBEDDINGS": "local", "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", **env}
     for var in ("ANTHROPIC_API_KEY", "VOYAGE_API_KEY", "CHROMA_HOST"):
         full.pop(var, None)
-    return subprocess.run([sys.executable, "-m", "pmforge.cli", *args], cwd=tmp, env=full, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", *args], cwd=tmp, env=full, capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -110,7 +110,7 @@ def test_an_upload_stopped_mid_way_is_listed_for_a_retry_not_redone_by_forge_fil
     root = tmp / "projects" / "slow"
     env = {**os.environ, "FORGE_PROJECTS_DIR": str(tmp / "projects"), "FORGE_LLM": "offline",
            "FORGE_EMBEDDINGS": "local", "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
-    upload = subprocess.Popen([sys.executable, "-m", "pmforge.cli", "ingest", "slow", str(tmp / "big.md")],
+    upload = subprocess.Popen([sys.executable, "-m", "pmforge.surfaces.cli", "ingest", "slow", str(tmp / "big.md")],
                               cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while not (root / "converted" / "big.md.md").exists():  # converted: embedding (the slow part) is next
@@ -136,8 +136,7 @@ def test_an_upload_stopped_mid_way_is_listed_for_a_retry_not_redone_by_forge_fil
 
 
 def test_recovery_on_open_is_quick_and_forge_doctor_still_finishes_the_work(project: Project, services):
-    from pmforge import doctor
-
+    from pmforge.upkeep import doctor
     ws = project.ws
     ws.operation_marker.write_text(json.dumps({"operation": "upload gone.md", "pid": 1}))
     (ws.uploads / "gone.md").write_bytes(b"# Gone\n\nThe upload finished but the manifest was never written.\n")
@@ -358,7 +357,7 @@ def test_a_second_chat_waits_for_the_turn_in_progress_and_never_drops_its_messag
         assert project.ws.load_state().turn_count == 0
 
         env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", "FORGE_LLM": "offline"}
-        waiting = subprocess.Popen([sys.executable, "-m", "pmforge.cli", "chat", project.ws.slug, "--json", "-m",
+        waiting = subprocess.Popen([sys.executable, "-m", "pmforge.surfaces.cli", "chat", project.ws.slug, "--json", "-m",
                                     "Dana owns the shrink target."], cwd=isolated_env, env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         notice = waiting.stderr.readline()  # said before it waits
@@ -375,7 +374,7 @@ def test_a_second_chat_waits_for_the_turn_in_progress_and_never_drops_its_messag
 def test_two_chats_at_once_both_save_their_turn(project: Project, isolated_env):
     run_turn(project, "We want to cut fresh shrink.")
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", "FORGE_LLM": "offline"}
-    first = subprocess.Popen([sys.executable, "-m", "pmforge.cli", "chat", project.ws.slug, "--json", "-m",
+    first = subprocess.Popen([sys.executable, "-m", "pmforge.surfaces.cli", "chat", project.ws.slug, "--json", "-m",
                               "First message about stores."], cwd=isolated_env, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     second = forge(isolated_env, "chat", project.ws.slug, "--json", "-m", "Second message about shrink.")
@@ -401,7 +400,7 @@ def test_the_app_stops_on_conflict_markers_and_shows_an_interrupted_upload(isola
     (ws.uploads / "gone.md").write_bytes(b"# Gone\n\nThe upload was stopped before it was indexed.\n")
     st.cache_resource.clear()
     try:
-        at = AppTest.from_file(str(Path(pmforge.__file__).with_name("app.py")), default_timeout=120)
+        at = AppTest.from_file(str(Path(pmforge.__file__).parent / "surfaces" / "app.py"), default_timeout=120)
         at.run()
         assert not at.exception, at.exception
         warnings = " ".join(w.value for w in at.sidebar.warning)
@@ -410,7 +409,7 @@ def test_the_app_stops_on_conflict_markers_and_shows_an_interrupted_upload(isola
         good = ws.state_path.read_text().rstrip("\n") + "\n"
         ws.state_path.write_text("<<<<<<< HEAD\n" + good + "=======\n" + good + ">>>>>>> other\n")
         st.cache_resource.clear()
-        at = AppTest.from_file(str(Path(pmforge.__file__).with_name("app.py")), default_timeout=120)
+        at = AppTest.from_file(str(Path(pmforge.__file__).parent / "surfaces" / "app.py"), default_timeout=120)
         at.run()
         assert not at.exception, at.exception
         assert any("unresolved git conflict markers" in e.value for e in at.sidebar.error)

@@ -9,13 +9,15 @@ import pytest
 
 from chroma_server import ChromaServer
 from docs import PLAN, research_docx
-from pmforge import doctor
-from pmforge.cli import main as forge
-from pmforge.errors import ForgeError
-from pmforge.ingest.pipeline import delete_file, ingest_file, reindex
-from pmforge.project import Project, Services
-from pmforge.retrieval import Query, find_parents, find_turns
-from pmforge.store.collections import CONVERSATIONS, DOCUMENTS, EmbedderMismatch, ProjectStore
+from pmforge.upkeep import doctor
+from pmforge.surfaces.cli import main as forge
+from pmforge.core.errors import ForgeError
+from pmforge.ingest.pipeline import delete_file, ingest_file
+from pmforge.upkeep.reindex import reindex
+from pmforge.project.project import Project
+from pmforge.project.services import Services
+from pmforge.index.retrieval import Query, find_parents, find_turns
+from pmforge.index.collections import CONVERSATIONS, DOCUMENTS, EmbedderMismatch, ProjectStore
 from pmforge.turn.orchestrator import run_turn
 
 NOTES = b"# Interview notes\n\nDana from the Duluth store says the ZX-42 label printer jams every Saturday.\n"
@@ -33,7 +35,7 @@ def chroma(tmp_path_factory):
 
 
 def use_server(monkeypatch, server: ChromaServer | None) -> Services:
-    import config
+    from pmforge.core import settings as config
 
     if server:
         monkeypatch.setenv("CHROMA_HOST", server.host)
@@ -105,7 +107,7 @@ def test_copying_a_store_keeps_every_vector(backend: Services, chroma):
     project = Project.create(backend, "Copy suite")
     ingest_file(project, "notes.md", NOTES)
     run_turn(project, "Dana thinks the printer is the bottleneck.")
-    from pmforge.project import open_store
+    from pmforge.project.project import open_store
 
     elsewhere = open_store(project.ws, project.store.signature, project.settings.model_copy(
         update={"chroma_host": chroma.host, "chroma_port": chroma.port}), server=not project.store.prefix)
@@ -120,7 +122,7 @@ def test_copying_a_store_keeps_every_vector(backend: Services, chroma):
 
 
 def test_projects_with_the_same_name_never_share_collections(chroma, monkeypatch, isolated_env, tmp_path):
-    import config
+    from pmforge.core import settings as config
 
     services = use_server(monkeypatch, chroma)
     monkeypatch.setenv("FORGE_PROJECTS_DIR", str(tmp_path / "laptop-a"))
@@ -201,7 +203,7 @@ def test_a_server_that_is_down_when_a_project_opens_says_so(monkeypatch, isolate
     services = use_server(monkeypatch, server)
     Project.create(services, "Down")
     server.stop()
-    from pmforge.store.client import http_client
+    from pmforge.index.client import http_client
 
     http_client.cache_clear()  # a fresh process: no client made while the server was up
     with pytest.raises(ForgeError, match="not reachable.*unset CHROMA_HOST"):

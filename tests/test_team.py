@@ -15,13 +15,15 @@ import pytest
 
 from chroma_server import ChromaServer
 from docs import PLAN, research_docx
-from pmforge import doctor
-from pmforge.cli import _open
-from pmforge.errors import ForgeError
-from pmforge.ingest.pipeline import delete_file, ingest_file, reindex
-from pmforge.project import Project, Services
-from pmforge.retrieval import Query, find_sections, find_turns
-from pmforge.store.collections import (CONVERSATIONS, DOCUMENTS, MEMORY, PARENTS, LeaseHeld, ProjectStore,
+from pmforge.upkeep import doctor
+from pmforge.surfaces.cli import _open
+from pmforge.core.errors import ForgeError
+from pmforge.ingest.pipeline import delete_file, ingest_file
+from pmforge.upkeep.reindex import reindex
+from pmforge.project.project import Project
+from pmforge.project.services import Services
+from pmforge.index.retrieval import Query, find_sections, find_turns
+from pmforge.index.collections import (CONVERSATIONS, DOCUMENTS, MEMORY, PARENTS, LeaseHeld, ProjectStore,
                                        StoreGone, turn_record_id)
 from pmforge.turn.orchestrator import run_turn
 
@@ -41,7 +43,7 @@ def chroma(tmp_path_factory):
 
 def clone_services(root: Path, server: ChromaServer, author: str) -> Services:
     """One clone's services: its own projects folder, the shared server, its author label."""
-    import config
+    from pmforge.core import settings as config
 
     settings = config.get_settings().model_copy(update={
         "projects_dir": root, "chroma_host": server.host, "chroma_port": server.port, "author": author})
@@ -285,7 +287,7 @@ def test_vectors_of_another_embedder_on_the_server_need_reindex_force(team, tmp_
 def _forge(args: list[str], root: Path, server: ChromaServer, author: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "FORGE_PROJECTS_DIR": str(root), "CHROMA_HOST": server.host,
            "CHROMA_PORT": str(server.port), "FORGE_AUTHOR": author, "PYTHONPATH": SRC}
-    return subprocess.run([sys.executable, "-m", "pmforge.cli", *args], env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", *args], env=env, capture_output=True, text=True,
                           timeout=600)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pmforge.models import ProjectState, SessionState
+from pmforge.core.models import ProjectState, SessionState
 from pmforge.tools import TOOLS, ToolContext, run_tool
 
 
@@ -66,7 +66,7 @@ def test_cycles_are_refused():
 
 
 def test_ids_sort_numerically_and_retired_ones_leave_the_register():
-    from pmforge.turn.render import assumption_register
+    from pmforge.prompt.render import assumption_register
 
     ctx = _ctx()
     ids = [_register(ctx, f"Claim number {i} about stores") for i in range(1, 12)]
@@ -129,7 +129,7 @@ def test_tool_valid_and_invalid(name, project):
                       workspace=project.ws, pm_words="We are a 62-store grocer; the VP of stores owns shrink. "
                                                      "Let's wrap up mode 1.")
     _register(ctx, "Bakery leads will trust head-office lists")
-    ctx.state.problem_brief.stakeholders.append(__import__("pmforge.models", fromlist=["Stakeholder"]).Stakeholder(
+    ctx.state.problem_brief.stakeholders.append(__import__("pmforge.core.models", fromlist=["Stakeholder"]).Stakeholder(
         name="Priya", role="pain_holder"))
     ctx.state.problem_brief.decision_criteria.proceed_if.append("Leads opt in")
     good, bad = CASES[name]

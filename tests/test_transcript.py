@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from pmforge.errors import ForgeError
-from pmforge.models import SCHEMA_VERSION, Turn
-from pmforge.project import Project
+from pmforge.core.errors import ForgeError
+from pmforge.core.models import SCHEMA_VERSION, Turn
+from pmforge.project.project import Project
 from pmforge.turn.orchestrator import run_turn, start_turn
-from pmforge.workspace import Workspace
+from pmforge.core.workspace import Workspace
 
 SRC = str(Path(__file__).parents[1] / "src")
 
@@ -117,7 +117,7 @@ def test_readers_parse_only_what_another_process_appended(ws: Workspace):
     signature = ws.state_signature()
 
     code = ("import sys; sys.path.insert(0, %r)\n"
-            "from pmforge.models import Turn\nfrom pmforge.workspace import Workspace\n"
+            "from pmforge.core.models import Turn\nfrom pmforge.core.workspace import Workspace\n"
             "ws = Workspace(%r)\nwith ws.locked():\n"
             "    ws.append_turn(Turn(number=3, user='Three, from another process.', assistant='Ok.'))\n")
     subprocess.run([sys.executable, "-c", code % (SRC, str(ws.root))], check=True, timeout=120)
@@ -240,7 +240,7 @@ def test_a_turn_another_process_added_stops_this_window_from_saving(project: Pro
     run_turn(project, "We want to cut fresh shrink.")
     slow = start_turn(project, "What should the pilot measure first?")
     code = ("import sys; sys.path.insert(0, %r)\n"
-            "from pmforge.models import Turn\nfrom pmforge.workspace import Workspace\n"
+            "from pmforge.core.models import Turn\nfrom pmforge.core.workspace import Workspace\n"
             "ws = Workspace(%r)\nwith ws.locked():\n"
             "    state = ws.load_state()\n"
             "    state.turns.append(Turn(number=state.turn_count + 1, user='Bread sells out by noon.', "
@@ -258,8 +258,8 @@ def test_a_turn_another_process_added_stops_this_window_from_saving(project: Pro
 
 
 def test_reindex_and_doctor_go_through_the_workspace_without_doubling_turns(project: Project):
-    from pmforge import doctor
-    from pmforge.ingest.pipeline import reindex
+    from pmforge.upkeep import doctor
+    from pmforge.upkeep.reindex import reindex
 
     run_turn(project, "We want to cut fresh shrink.")
     run_turn(project, "Dana Whitfield owns the target.")

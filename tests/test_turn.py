@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pmforge.ingest.pipeline import ingest_file
-from pmforge.models import Assumption, FileSummary, ProjectState, SessionState, Turn
-from pmforge.project import Project
-from pmforge.tokens import count_tokens
+from pmforge.core.models import Assumption, FileSummary, ProjectState, SessionState, Turn
+from pmforge.project.project import Project
+from pmforge.core.tokens import count_tokens
 from pmforge.turn.assemble import assemble
 from pmforge.turn.execute import build_reply_request
 from pmforge.turn.orchestrator import run_turn
@@ -157,8 +157,8 @@ def test_a_projects_own_pattern_is_never_accepted_in_another_project(tmp_path):
     from pmforge.knowledge.catalog import find_pattern
     from pmforge.knowledge.project_patterns import load_project_patterns
     from pmforge.tools import ToolContext, run_tool
-    from pmforge.models import ProjectState, SessionState
-    from pmforge.workspace import Workspace
+    from pmforge.core.models import ProjectState, SessionState
+    from pmforge.core.workspace import Workspace
 
     folder = tmp_path / "patterns"
     folder.mkdir()

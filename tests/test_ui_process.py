@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pmforge.bench.browser import free_port, group_alive, healthy
+from pmforge.surfaces.bench.browser import free_port, group_alive, healthy
 
 STOP_WITHIN_S = 15  # the hard limit for everything to be gone after the signal
 START_WITHIN_S = 90
@@ -21,7 +21,7 @@ START_WITHIN_S = 90
 
 def _forge_command() -> list[str]:
     script = Path(sys.executable).with_name("forge")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "pmforge.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "pmforge.surfaces.cli"]
 
 
 def _port_free(port: int) -> bool:
@@ -98,7 +98,7 @@ STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and process groups")
 def test_a_server_that_ignores_the_stop_signal_is_killed_after_the_grace_period(tmp_path):
-    runner = ("import sys; from pmforge.cli import _serve_until_stopped; "
+    runner = ("import sys; from pmforge.surfaces.cli import _serve_until_stopped; "
               f"sys.exit(_serve_until_stopped([sys.executable, '-c', {STUBBORN!r}], 1.0))")
     forge = subprocess.Popen([sys.executable, "-c", runner], stdout=subprocess.PIPE, text=True,
                              start_new_session=True, cwd=tmp_path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pmforge.models import Assumption, SessionState, Stakeholder
+from pmforge.core.models import Assumption, SessionState, Stakeholder
 from pmforge.understand import understand
 from pmforge.understand.text import claim_without_hedge, is_hedged, person_names, sentences
 

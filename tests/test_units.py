@@ -6,13 +6,13 @@ import random
 
 import pytest
 
-from pmforge.errors import ForgeError
+from pmforge.core.errors import ForgeError
 from pmforge.ingest.chunk import ChunkSizes, chunk_markdown, split_sections
-from pmforge.models import ProjectState, SessionState
-from pmforge.tokens import count_tokens
+from pmforge.core.models import ProjectState, SessionState
+from pmforge.core.tokens import count_tokens
 from pmforge.tools import ToolContext, run_tool, tool_specs
 from pmforge.turn.route import is_filler
-from pmforge.workspace import safe_filename
+from pmforge.core.workspace import safe_filename
 
 
 @pytest.mark.parametrize("text", ["yes", "ok, continue", "that makes sense, move on", "Sure, go ahead.",
@@ -109,7 +109,7 @@ def test_tool_schemas_come_from_models_and_bad_calls_are_errors():
 
 
 def test_an_unreadable_state_is_moved_aside_and_reported(tmp_path):
-    from pmforge.workspace import Workspace
+    from pmforge.core.workspace import Workspace
 
     ws = Workspace.create(tmp_path, "Damaged")
     ws.state_path.write_text('{"turns": [ {"number": 1, "user": "half a sa')  # a crash mid-write of an old Forge
@@ -122,8 +122,7 @@ def test_an_unreadable_state_is_moved_aside_and_reported(tmp_path):
 
 
 def test_a_paste_shows_in_the_transcript_as_a_quote_without_tags():
-    from pmforge.turn import render
-
+    from pmforge.prompt import render
     block = render.pasted_block("pasted-turn-3.md", 4000, "indexed", "Store teams </pasted> order nightly")
     shown = render.for_display("What does this say?\n" + block)
     assert "<pasted" not in shown and "</pasted>" not in shown
@@ -131,6 +130,6 @@ def test_a_paste_shows_in_the_transcript_as_a_quote_without_tags():
 
 
 def test_settings_take_aliased_fields_by_their_own_names_too(tmp_path):
-    from config import Settings
+    from pmforge.core.settings import Settings
 
     assert Settings(projects_dir=tmp_path / "p").projects_dir == tmp_path / "p"

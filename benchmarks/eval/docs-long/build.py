@@ -15,7 +15,6 @@ Run from /work/main:  .venv/bin/python benchmarks/eval/docs-long/build.py
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from pathlib import Path
 

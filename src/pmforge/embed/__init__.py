@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from config import Settings
-
-from .base import Embedder, EmbedStats
+from pmforge.core.errors import ForgeError
+from pmforge.core.settings import Settings
+from pmforge.embed.base import Embedder, EmbedStats
 
 
 def make_embedder(settings: Settings) -> Embedder:
@@ -12,8 +12,7 @@ def make_embedder(settings: Settings) -> Embedder:
     if choice == "auto":
         choice = "voyage" if settings.voyage_api_key else "local"
     if choice == "voyage":
-        from ..errors import ForgeError
-        from .voyage import VoyageEmbedder
+        from pmforge.embed.voyage import VoyageEmbedder  # each provider's SDK loads only when chosen
 
         if not settings.voyage_api_key:
             raise ForgeError("FORGE_EMBEDDINGS=voyage needs VOYAGE_API_KEY to be set.")
@@ -27,12 +26,17 @@ def make_embedder(settings: Settings) -> Embedder:
             max_attempts=settings.voyage_max_attempts,
             backoff_s=settings.voyage_backoff_s,
             max_wait_s=settings.voyage_max_wait_s,
+            timeout_s=settings.voyage_timeout_s,
         )
     if choice == "openai":
-        from .openai_embed import OpenAIEmbedder
+        from pmforge.embed.openai_embed import OpenAIEmbedder
 
         return OpenAIEmbedder.from_settings(settings)
-    from .local import LocalEmbedder
+    if choice == "hashing":
+        from pmforge.embed.hashing import HashingEmbedder
+
+        return HashingEmbedder()
+    from pmforge.embed.local import LocalEmbedder
 
     return LocalEmbedder()
 

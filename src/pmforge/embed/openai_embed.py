@@ -11,11 +11,11 @@ from __future__ import annotations
 import httpx
 import openai
 
-from config import Settings
+from pmforge.core.settings import Settings
 
-from ..errors import ForgeError
-from ..llm.openai_llm import make_client
-from .base import Embedder
+from pmforge.core.errors import ForgeError
+from pmforge.llm.openai_llm import make_client
+from pmforge.embed.base import Embedder
 
 PROBE_TEXT = "Forge dimension probe"
 

@@ -10,8 +10,8 @@ import voyageai
 import voyageai.error as verr
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
-from ..errors import ForgeError
-from .base import Embedder
+from pmforge.core.errors import ForgeError
+from pmforge.embed.base import Embedder
 
 RETRYABLE = (
     verr.RateLimitError,
@@ -40,10 +40,11 @@ class VoyageEmbedder(Embedder):
         max_attempts: int = 6,
         backoff_s: float = 0.5,
         max_wait_s: float = 30.0,
+        timeout_s: float = 60.0,
     ) -> None:
         super().__init__()
         self.name, self.dimensions = model, dimensions
-        self.client = voyageai.Client(api_key=api_key, base_url=base_url, max_retries=0, timeout=60)
+        self.client = voyageai.Client(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
         self.batch_size, self.batch_tokens = batch_size, batch_tokens
         self._retrying = dict(
             retry=retry_if_exception_type(RETRYABLE),

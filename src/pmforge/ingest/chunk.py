@@ -22,7 +22,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ..tokens import count_tokens
+from pmforge.core.tokens import count_tokens
 
 # The title's trailing spaces and closing #s are stripped after the match: a lazy title followed by
 # `[ \t#]*$` backtracks quadratically on a long line of "# # # …".

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import ForgeError
-from .docx_text import TooMuchText, read_docx_text
+from pmforge.core.errors import ForgeError
+from pmforge.ingest.docx_text import TooMuchText, read_docx_text
 
 log = logging.getLogger(__name__)
 

@@ -21,20 +21,19 @@ from typing import Callable
 
 import numpy as np
 
-from ..costs import Ledger, MeteredEmbedder, MeteredLLM
-from ..errors import ForgeError
-from ..llm import extractive
-from ..llm.base import ChatRequest, SystemBlock
-from ..models import FileSummary, now_iso
-from ..project import Project
-from ..store.client import StoreUnavailable
-from ..store.collections import LeafRecord, ParentRecord
-from ..turn.render import attribute, inert
-from ..turn.remember import asked_before, catch_up, remember, summarize_turn
-from ..workspace import atomic_write_bytes, atomic_write_text, safe_filename
-from .chunk import ChunkSizes, Parent, TableHeaders, breadcrumb, chunk_markdown, heading_count
-from .convert import SUPPORTED, Budget, Converted, convert, extension, unsupported_message
-from ..words import counted
+from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
+from pmforge.core.errors import ForgeError
+from pmforge.understand import extractive
+from pmforge.llm.base import ChatRequest, SystemBlock
+from pmforge.core.models import FileSummary, now_iso
+from pmforge.project.project import Project
+from pmforge.index.client import StoreUnavailable
+from pmforge.index.collections import LeafRecord, ParentRecord
+from pmforge.prompt.render import attribute, inert
+from pmforge.project.recover import INTERRUPTED, file_id_for
+from pmforge.core.workspace import atomic_write_bytes, atomic_write_text, safe_filename
+from pmforge.ingest.chunk import ChunkSizes, Parent, TableHeaders, breadcrumb, chunk_markdown, heading_count
+from pmforge.ingest.convert import SUPPORTED, Budget, Converted, convert, extension, unsupported_message
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +53,6 @@ class IngestResult:
     entry: FileSummary | None = None
 
 
-# Status of a file whose indexing the vector store broke off; forge doctor --fix (or recovery) retries it.
-INTERRUPTED = "not indexed: interrupted"
-
 # Pastes are saved as "pasted-turn-N.md" (turn/sandbox.py). The prefix is theirs alone: an upload with such a
 # name is stored as "upload-pasted-turn-N.md", so a paste never overwrites a PM's file, nor a file a paste.
 PASTE_PREFIX = "pasted-turn-"
@@ -70,12 +66,8 @@ CREDENTIAL_NAMES = (
 )
 
 
-def _quiet(stage: str, done: int, total: int) -> None:
+def quiet(stage: str, done: int, total: int) -> None:
     pass
-
-
-def file_id_for(filename: str, sha256: str) -> str:
-    return hashlib.sha256(f"{filename}\0{sha256}".encode()).hexdigest()[:16]
 
 
 def summarize_file(project: Project, filename: str, markdown: str, ledger: Ledger | None = None) -> str:
@@ -87,7 +79,7 @@ def summarize_file(project: Project, filename: str, markdown: str, ledger: Ledge
         model=settings.summary_model,
         system=[SystemBlock(text=FILE_SUMMARY_INSTRUCTIONS)],
         messages=[{"role": "user", "content": f'<document name="{attribute(filename)}">\n{inert(markdown[:24000])}\n</document>'}],
-        max_tokens=200,
+        max_tokens=settings.file_summary_max_output_tokens,
         context=(filename, markdown),
     )
     try:
@@ -104,7 +96,7 @@ def _index(
 ) -> int:
     """Embed leaf windows (breadcrumb, and a table's header rows, prepended) and store leaves and
     parents. Returns the leaf count."""
-    embedder = project.services.embedder
+    embedder, settings = project.services.embedder, project.settings
     if ledger is not None:  # the embeddings' tokens are billed to the upload
         embedder = MeteredEmbedder(embedder, ledger)
     tables = TableHeaders(markdown)  # one pass over the lines, not one walk back per leaf
@@ -126,7 +118,7 @@ def _index(
     # even on a slow machine. A passage longer than the embedder's window has several windows.
     passages = len({l.leaf_id for l in leaves})
     embedded: set[str] = set()
-    step = 16
+    step = settings.embed_progress_passages
     for i in range(0, len(leaves), step):
         progress("Embedding", len(embedded), passages)
         batch = leaves[i : i + step]
@@ -153,7 +145,7 @@ def _index(
 def ingest_file(project: Project, filename: str, data: bytes, progress: Progress | None = None, *,
                 named_by_forge: bool = False) -> IngestResult:
     """Index one upload. `named_by_forge`: the name is Forge's own (a paste), so it may use the paste prefix."""
-    progress = progress or _quiet
+    progress = progress or quiet
     settings = project.settings
     ws = project.ws
     try:
@@ -358,7 +350,7 @@ def _twin_status(filename: str) -> str:
     return f"not indexed: same content as {filename}"
 
 
-def reindex_entry(project: Project, entry: FileSummary) -> None:
+def reindex_file(project: Project, entry: FileSummary) -> None:
     """Convert, chunk and index one listed file again from its upload (its old vectors must be gone)."""
     ws, settings = project.ws, project.settings
     upload = ws.uploads / entry.filename
@@ -368,87 +360,7 @@ def reindex_entry(project: Project, entry: FileSummary) -> None:
     converted = convert_upload(project, entry.filename, upload.read_bytes())
     atomic_write_text(ws.converted_path(entry.filename), converted.markdown)
     parents = chunk_markdown(converted.markdown, chunk_sizes(settings))
-    entry.chunk_count = _index(project, entry.file_id, entry.filename, converted.markdown, parents, _quiet)
+    entry.chunk_count = _index(project, entry.file_id, entry.filename, converted.markdown, parents, quiet)
     entry.parent_count = len(parents)
 
 
-def reindex(project: Project, progress: Progress | None = None, force: bool = False) -> str:
-    """`forge reindex`: add what this clone's files and transcript need and the store lacks — listed files
-    with no vectors are indexed (one another clone already indexed, same file id, is only claimed, not
-    embedded again), turns the memory lacks are remembered, keyword caches behind their collection are
-    rebuilt from the texts Chroma holds. Nothing is dropped, so it is safe on a store other clones share.
-
-    `force` (`forge reindex --force`, the only way anything is dropped): drop the project's collections —
-    on a shared server every clone's — and rebuild them from this clone's files and transcript, holding the
-    project's lease. An embedded store is this clone's alone: vectors of another embedder are rebuilt there
-    without asking, as a fresh clone's would be."""
-    progress = progress or _quiet
-    store = project.store
-    mismatch = store.mismatched()
-    if mismatch and not force:
-        if store.shared:
-            raise ForgeError(
-                f"The shared vectors of '{project.ws.slug}' were made with {mismatch}, not {store.signature}; "
-                f"run `forge reindex --force {project.ws.slug}` to rebuild them for every clone."
-            )
-        force = True
-    return _rebuild(project, progress) if force else _catch_up(project, progress)
-
-
-def _catch_up(project: Project, progress: Progress) -> str:
-    ws, store, services = project.ws, project.store, project.services
-    with ws.operation("reindex"):
-        upkeep = project.upkeep()  # again, under the lock: another window may have caught up meanwhile
-        for name in upkeep.stale_keywords:
-            progress("Rebuilding the keyword index", 0, 1)
-            store.rebuild_keyword(name)
-        manifest = ws.load_project_state()
-        listed = [f for f in manifest.file_summaries if f.indexed]
-        missing = [f for f in listed if f.filename in upkeep.missing_files]
-        for i, entry in enumerate(missing):
-            progress(f"Indexing {entry.filename}", i, len(missing))
-            reindex_entry(project, entry)
-        for entry in listed:
-            if entry.file_id in upkeep.unclaimed_files:
-                store.claim(entry.file_id, entry.filename)
-        if missing:
-            ws.save_project_state(manifest)
-        state = ws.load_state()
-        stored = store.turn_ids()
-        if upkeep.unremembered and any(turn_id.isdigit() for turn_id in stored):
-            store.adopt_numbered_turns(state.turns)  # memory from before turn ids: re-keyed, not re-embedded
-            stored = store.turn_ids()
-        progress("Remembering the conversation", 0, 1)
-        remembered = catch_up(store, services.embedder, services.llm, state, project.settings, ws=ws, stored=stored)
-    progress("Done", 1, 1)
-    done = [f"{counted(len(missing), 'file')} indexed", f"{counted(len(remembered), 'turn')} remembered"]
-    if upkeep.stale_keywords:
-        done.append("keyword index rebuilt")
-    return f"Caught up '{ws.slug}': {', '.join(done)}; nothing was dropped."
-
-
-
-def _rebuild(project: Project, progress: Progress) -> str:
-    """Drop and rebuild, holding the project's lease (renewed between files) so no other clone drops or
-    deletes at the same time."""
-    ws, store = project.ws, project.store
-    with ws.operation("reindex --force"), store.lease("rebuilding") as lease:
-        store.drop_all()
-        manifest = ws.load_project_state()
-        files = [f for f in manifest.file_summaries if f.indexed]
-        for i, entry in enumerate(files):
-            progress(f"Re-indexing {entry.filename}", i, len(files))
-            reindex_entry(project, entry)
-            lease.renew()
-        ws.save_project_state(manifest)
-        state = ws.load_state()
-        for i, turn in enumerate(state.turns):
-            progress("Re-indexing conversation", i, len(state.turns))
-            asked = asked_before(state.turns, i)
-            if not turn.summary:
-                turn.summary = summarize_turn(project.services.llm, turn.user, turn.assistant, project.settings, asked)
-            remember(project.store, project.services.embedder, turn, asked)
-            turn.indexed = True
-        ws.save_state(state)
-    progress("Done", 1, 1)
-    return f"Re-indexed {len(files)} files and {len(state.turns)} turns with {project.store.signature}."

@@ -35,8 +35,9 @@ def main(argv: list[str]) -> int:
 
 
 def run(job: dict, data: bytes) -> dict:
-    from ..errors import ForgeError
-    from . import convert
+    # Imported here, after the memory limit is set: the converters' libraries count against it.
+    from pmforge.core.errors import ForgeError
+    import pmforge.ingest.convert as convert
 
     try:
         converted = convert.TASKS[job["task"]](job["filename"], data, int(job["max_chars"]))

@@ -19,8 +19,8 @@ import logging
 import re
 from pathlib import Path
 
-from ..tokens import count_tokens
-from .catalog import Pattern, set_project_patterns
+from pmforge.core.tokens import count_tokens
+from pmforge.knowledge.catalog import Pattern, set_project_patterns
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from typing import Iterator
 
 import anthropic
 
-from ..errors import ForgeError
-from .base import LLM, ChatRequest, ChatResponse, ResponseStream, ToolUse, Usage
+from pmforge.core.errors import ForgeError
+from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ResponseStream, ToolUse, Usage
 
 
 class AnthropicLLM(LLM):

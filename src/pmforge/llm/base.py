@@ -14,8 +14,8 @@ from typing import Any, Iterator, Literal
 
 from pydantic import BaseModel, Field
 
-from ..models import Usage  # the one usage model: what a call billed, what a turn records
-from ..tokens import count_tokens
+from pmforge.core.models import Usage  # the one usage model: what a call billed, what a turn records
+from pmforge.core.tokens import count_tokens
 
 Purpose = Literal["route", "reply", "summarize_turn", "summarize_file"]
 

@@ -27,10 +27,10 @@ from typing import Any, Iterator
 import httpx
 import openai
 
-from config import Settings
+from pmforge.core.settings import Settings
 
-from ..errors import ForgeError
-from .base import LLM, ChatRequest, ChatResponse, Purpose, ResponseStream, SystemBlock, ToolSpec, ToolUse, Usage
+from pmforge.core.errors import ForgeError
+from pmforge.llm.base import LLM, ChatRequest, ChatResponse, Purpose, ResponseStream, SystemBlock, ToolSpec, ToolUse, Usage
 
 log = logging.getLogger(__name__)
 

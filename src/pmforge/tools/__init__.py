@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from ..llm.base import ToolSpec
-from . import assumptions, brief, session, solution
-from .base import Tool, ToolContext, ToolError
+from pmforge.llm.base import ToolSpec
+from pmforge.tools import assumptions, brief, session, solution
+from pmforge.tools.base import Tool, ToolContext, ToolError
 
 TOOLS: dict[str, Tool] = {t.name: t for module in (assumptions, brief, solution, session) for t in module.TOOLS}
 

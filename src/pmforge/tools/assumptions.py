@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from ..models import Assumption, AssumptionChange, AssumptionStatus, AssumptionType, Confidence, Impact, SessionState
-from .base import Tool, ToolContext, ToolError
+from pmforge.core.models import Assumption, AssumptionChange, AssumptionStatus, AssumptionType, Confidence, Impact, SessionState
+from pmforge.tools.base import ToolContext, ToolError, Toolset
+
+TOOLS = Toolset()  # every @TOOLS.add below
 
 
 def dependents(state: SessionState, assumption_id: str) -> list[str]:
@@ -82,6 +84,7 @@ class RegisterAssumption(BaseModel):
     implied_stakeholders: list[str] = Field(default_factory=list, description="People whose behaviour it assumes.")
 
 
+@TOOLS.add
 def register_assumption(args: RegisterAssumption, ctx: ToolContext) -> str:
     state = ctx.state
     depends_on = _check_dependencies(state, None, args.depends_on)
@@ -108,6 +111,7 @@ class UpdateAssumptionStatus(BaseModel):
     reason: str = Field(min_length=3, max_length=400, description="What the PM learned.")
 
 
+@TOOLS.add
 def update_assumption_status(args: UpdateAssumptionStatus, ctx: ToolContext) -> str:
     state = ctx.state
     a = _find(state, args.id)
@@ -146,6 +150,7 @@ class UpdateAssumptionConfidence(BaseModel):
     reason: str = Field(min_length=3, max_length=400)
 
 
+@TOOLS.add
 def update_assumption_confidence(args: UpdateAssumptionConfidence, ctx: ToolContext) -> str:
     a = _find(ctx.state, args.id)
     _change(a, ctx, "confidence", a.confidence, args.confidence, args.reason)
@@ -167,6 +172,7 @@ class EditAssumption(BaseModel):
     implied_stakeholders: list[str] | None = None
 
 
+@TOOLS.add
 def edit_assumption(args: EditAssumption, ctx: ToolContext) -> str:
     a = _find(ctx.state, args.id)
     changes = args.model_dump(exclude={"id", "reason"}, exclude_none=True)
@@ -187,6 +193,7 @@ class RetireAssumption(BaseModel):
     reason: str = Field(min_length=3, max_length=400)
 
 
+@TOOLS.add
 def retire_assumption(args: RetireAssumption, ctx: ToolContext) -> str:
     a = _find(ctx.state, args.id)
     if a.retired:
@@ -195,12 +202,3 @@ def retire_assumption(args: RetireAssumption, ctx: ToolContext) -> str:
     a.retired = True
     still = dependents(ctx.state, a.id)
     return f"{a.id} retired." + (f" Still resting on it: {', '.join(still)}; edit their depends_on." if still else "")
-
-
-TOOLS = [
-    Tool.of(register_assumption),
-    Tool.of(update_assumption_status),
-    Tool.of(update_assumption_confidence),
-    Tool.of(edit_assumption),
-    Tool.of(retire_assumption),
-]

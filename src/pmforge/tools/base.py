@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Callable, get_type_hints
 
 from pydantic import BaseModel
 
-from ..llm.base import ToolSpec, model_schema
-from ..models import ProjectState, RoutingDecision, SessionState
-from ..workspace import Workspace
+from pmforge.llm.base import ToolSpec, model_schema
+from pmforge.core.models import ProjectState, RoutingDecision, SessionState
+from pmforge.core.workspace import Workspace
 
 if TYPE_CHECKING:
-    from ..artifacts import PreparedArtifact
+    from pmforge.outputs.artifacts import PreparedArtifact
 
 
 @dataclass
@@ -67,3 +67,11 @@ class Tool:
         schema.pop("description", None)
         return ToolSpec(name=self.name, description=(self.model.__doc__ or "").strip(), input_schema=schema)
 
+
+class Toolset(list):
+    """A module's tools, in the order they are defined. `@TOOLS.add` above an effect function makes it a tool
+    (see Tool.of): nothing else names it."""
+
+    def add(self, effect: Callable) -> Callable:
+        self.append(Tool.of(effect))
+        return effect

@@ -8,9 +8,11 @@ from pydantic import BaseModel, Field
 
 import re
 
-from ..models import BriefChange, SessionState, Stakeholder, StakeholderRole
-from .assumptions import record_change
-from .base import Tool, ToolContext, ToolError
+from pmforge.core.models import BriefChange, SessionState, Stakeholder, StakeholderRole
+from pmforge.tools.assumptions import record_change
+from pmforge.tools.base import ToolContext, ToolError, Toolset
+
+TOOLS = Toolset()  # every @TOOLS.add below
 
 
 class UpdateProblemStatement(BaseModel):
@@ -19,6 +21,7 @@ class UpdateProblemStatement(BaseModel):
     problem_statement: str = Field(min_length=10, max_length=1200)
 
 
+@TOOLS.add
 def update_problem_statement(args: UpdateProblemStatement, ctx: ToolContext) -> str:
     ctx.state.problem_brief.problem_statement = args.problem_statement.strip()
     return "Problem statement updated."
@@ -30,6 +33,7 @@ class UpdateTargetAudience(BaseModel):
     target_audience: str = Field(min_length=3, max_length=600)
 
 
+@TOOLS.add
 def update_target_audience(args: UpdateTargetAudience, ctx: ToolContext) -> str:
     ctx.state.problem_brief.target_audience = args.target_audience.strip()
     return "Target audience updated."
@@ -50,6 +54,7 @@ class AddStakeholder(BaseModel):
     notes: str = Field("", max_length=400)
 
 
+@TOOLS.add
 def add_stakeholder(args: AddStakeholder, ctx: ToolContext) -> str:
     if stakeholder_named(ctx.state, args.name):
         raise ToolError(f"{args.name} is already listed; use update_stakeholder.")
@@ -66,6 +71,7 @@ class UpdateStakeholder(BaseModel):
     notes: str | None = Field(None, max_length=400)
 
 
+@TOOLS.add
 def update_stakeholder(args: UpdateStakeholder, ctx: ToolContext) -> str:
     found = stakeholder_named(ctx.state, args.name)
     if found is None:
@@ -82,6 +88,7 @@ class RemoveStakeholder(BaseModel):
     reason: str = Field("", max_length=300)
 
 
+@TOOLS.add
 def remove_stakeholder(args: RemoveStakeholder, ctx: ToolContext) -> str:
     found = stakeholder_named(ctx.state, args.name)
     if found is None:
@@ -147,6 +154,7 @@ def apply_correction(state: SessionState, old: str, new: str, turn: int, reason:
     return changed
 
 
+@TOOLS.add
 def correct_fact(args: CorrectFact, ctx: ToolContext) -> str:
     changed = apply_correction(ctx.state, args.old, args.new, ctx.turn_number, args.reason.strip())
     if not changed:
@@ -163,6 +171,7 @@ class UpdateSuccessMetrics(BaseModel):
     anti_metrics: list[str] | None = Field(None, description="What must not get worse.")
 
 
+@TOOLS.add
 def update_success_metrics(args: UpdateSuccessMetrics, ctx: ToolContext) -> str:
     given = args.model_dump(exclude_none=True)
     if not given:
@@ -182,6 +191,7 @@ class AddDecisionCriterion(BaseModel):
     criterion: str = Field(min_length=5, max_length=300)
 
 
+@TOOLS.add
 def add_decision_criterion(args: AddDecisionCriterion, ctx: ToolContext) -> str:
     items = getattr(ctx.state.problem_brief.decision_criteria, args.kind)
     if any(c.casefold() == args.criterion.strip().casefold() for c in items):
@@ -197,6 +207,7 @@ class RemoveDecisionCriterion(BaseModel):
     criterion: str
 
 
+@TOOLS.add
 def remove_decision_criterion(args: RemoveDecisionCriterion, ctx: ToolContext) -> str:
     items = getattr(ctx.state.problem_brief.decision_criteria, args.kind)
     match = next((c for c in items if c.casefold() == args.criterion.strip().casefold()), None)
@@ -204,16 +215,3 @@ def remove_decision_criterion(args: RemoveDecisionCriterion, ctx: ToolContext) -
         raise ToolError(f"Not in {args.kind}: {args.criterion!r}. Listed: {items}")
     items.remove(match)
     return f"Removed from {args.kind}."
-
-
-TOOLS = [
-    Tool.of(update_problem_statement),
-    Tool.of(update_target_audience),
-    Tool.of(add_stakeholder),
-    Tool.of(update_stakeholder),
-    Tool.of(remove_stakeholder),
-    Tool.of(correct_fact),
-    Tool.of(update_success_metrics),
-    Tool.of(add_decision_criterion),
-    Tool.of(remove_decision_criterion),
-]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from ..knowledge import MODE_ORDER, find_probe
+from pmforge.knowledge import MODE_ORDER, find_probe
 
 _MODE_REF = (r"(?:mode[ _]?[12]|mode (?:one|two)|this mode|the mode|this phase|the first mode|"
              r"discovery|framing|the problem(?: part| phase| framing)?)")
@@ -59,7 +59,7 @@ def open_probes(mode: str, satisfied: Iterable[str]) -> list[str]:
 def probes_done(probes_at_start: Iterable[str], probe_answered: str | None, pm_words: str) -> set[str]:
     """The probe record as the turn began, plus the probe the PM answered this turn in their own words
     (the rule router's own reading: a substantive answer satisfies the active probe)."""
-    from ..turn.route import is_filler  # late: the router imports this module
+    from pmforge.turn.route import is_filler  # late: the router imports this module
 
     done = set(probes_at_start)
     if probe_answered and pm_words.strip() and not is_filler(pm_words):

@@ -6,10 +6,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..knowledge import find_pattern, find_probe
-from ..models import Mode
-from . import guard
-from .base import Tool, ToolContext, ToolError
+from pmforge.knowledge import find_pattern, find_probe
+from pmforge.core.models import Mode
+from pmforge.outputs.artifacts import prepare
+from pmforge.outputs.briefs import problem_brief_markdown, solution_evaluation_markdown
+from pmforge.tools import guard
+from pmforge.tools.base import ToolContext, ToolError, Toolset
+
+TOOLS = Toolset()  # every @TOOLS.add below
 
 
 class RecordProbe(BaseModel):
@@ -19,6 +23,7 @@ class RecordProbe(BaseModel):
     evidence: str = Field("", max_length=400, description="What the PM said that satisfies it.")
 
 
+@TOOLS.add
 def record_probe(args: RecordProbe, ctx: ToolContext) -> str:
     probe = find_probe(args.probe)
     if probe is None:
@@ -35,6 +40,7 @@ class RecordPattern(BaseModel):
     evidence: str = Field("", max_length=400)
 
 
+@TOOLS.add
 def record_pattern(args: RecordPattern, ctx: ToolContext) -> str:
     pattern = find_pattern(args.pattern, ctx.workspace.slug if ctx.workspace else None)
     if pattern is None:
@@ -50,6 +56,7 @@ class UpdateConversationSummary(BaseModel):
     summary: str = Field(min_length=20, max_length=1500)
 
 
+@TOOLS.add
 def update_conversation_summary(args: UpdateConversationSummary, ctx: ToolContext) -> str:
     ctx.state.routing.conversation_summary = args.summary.strip()
     return "Session summary updated."
@@ -61,6 +68,7 @@ class UpdateOrgContext(BaseModel):
     org_context: str = Field(min_length=3, max_length=3000)
 
 
+@TOOLS.add
 def update_org_context(args: UpdateOrgContext, ctx: ToolContext) -> str:
     new = args.org_context.strip()
     refusal = guard.org_context_refusal(ctx.project_state.org_context, new, ctx.pm_words)
@@ -76,9 +84,8 @@ class CompleteMode(BaseModel):
     mode: Mode
 
 
+@TOOLS.add
 def complete_mode(args: CompleteMode, ctx: ToolContext) -> str:
-    from ..artifacts import problem_brief_markdown, solution_evaluation_markdown
-
     d = ctx.decision
     if not (d is not None and d.action == "complete_mode" and d.mode == args.mode):
         done = guard.probes_done(ctx.probes_at_start, ctx.probe_answered, ctx.pm_words)
@@ -100,9 +107,8 @@ class GenerateArtifact(BaseModel):
     kind: Literal["problem_brief", "solution_evaluation", "assumption_register"]
 
 
+@TOOLS.add
 def generate_artifact(args: GenerateArtifact, ctx: ToolContext) -> str:
-    from ..artifacts import prepare
-
     if ctx.workspace is None:
         raise ToolError("Artifacts can only be written inside a project.")
     # Rendered now, from the state as it stands at this call; written only when the turn commits.
@@ -111,13 +117,3 @@ def generate_artifact(args: GenerateArtifact, ctx: ToolContext) -> str:
     ctx.pending_artifacts.append(artifact)
     missing = f" Marked 'to be confirmed': {', '.join(artifact.missing)} — ask the PM for them." if artifact.missing else ""
     return f"Saving {', '.join(artifact.names)} with this turn.{missing}"
-
-
-TOOLS = [
-    Tool.of(record_probe),
-    Tool.of(record_pattern),
-    Tool.of(update_conversation_summary),
-    Tool.of(update_org_context),
-    Tool.of(complete_mode),
-    Tool.of(generate_artifact),
-]

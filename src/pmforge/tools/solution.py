@@ -6,8 +6,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..models import BuildVsBuy, GoNoGo, RiskAssessment, RiskLevel, ValidationPlan
-from .base import Tool, ToolContext, ToolError
+from pmforge.core.models import BuildVsBuy, GoNoGo, RiskAssessment, RiskLevel, ValidationPlan
+from pmforge.tools.base import ToolContext, ToolError, Toolset
+
+TOOLS = Toolset()  # every @TOOLS.add below
 
 
 class SetSolutionInfo(BaseModel):
@@ -17,6 +19,7 @@ class SetSolutionInfo(BaseModel):
     description: str = Field(min_length=10, max_length=1200)
 
 
+@TOOLS.add
 def set_solution_info(args: SetSolutionInfo, ctx: ToolContext) -> str:
     ctx.state.solution_evaluation.solution_name = args.name.strip()
     ctx.state.solution_evaluation.solution_description = args.description.strip()
@@ -33,6 +36,7 @@ class SetRiskAssessment(BaseModel):
     evidence_against: list[str] = Field(default_factory=list, description="Evidence the risk is real.")
 
 
+@TOOLS.add
 def set_risk_assessment(args: SetRiskAssessment, ctx: ToolContext) -> str:
     setattr(ctx.state.solution_evaluation, f"{args.dimension}_risk",
             RiskAssessment(**args.model_dump(exclude={"dimension"})))
@@ -47,6 +51,7 @@ class SetBuildVsBuy(BaseModel):
     options_considered: list[str] = Field(default_factory=list)
 
 
+@TOOLS.add
 def set_build_vs_buy(args: SetBuildVsBuy, ctx: ToolContext) -> str:
     ctx.state.solution_evaluation.build_vs_buy = BuildVsBuy(**args.model_dump())
     return f"Build vs buy: {args.recommendation}."
@@ -62,6 +67,7 @@ class SetValidationPlan(BaseModel):
     success_criteria: list[str] = Field(default_factory=list)
 
 
+@TOOLS.add
 def set_validation_plan(args: SetValidationPlan, ctx: ToolContext) -> str:
     ids = {a.id for a in ctx.state.assumptions if not a.retired}
     if args.riskiest_assumption and args.riskiest_assumption not in ids:
@@ -78,17 +84,9 @@ class SetGoNoGo(BaseModel):
     dealbreakers: list[str] = Field(default_factory=list)
 
 
+@TOOLS.add
 def set_go_no_go(args: SetGoNoGo, ctx: ToolContext) -> str:
     if args.recommendation == "conditional_go" and not args.conditions:
         raise ToolError("A conditional go needs its conditions.")
     ctx.state.solution_evaluation.go_no_go = GoNoGo(**args.model_dump())
     return f"Go / no-go: {args.recommendation}."
-
-
-TOOLS = [
-    Tool.of(set_solution_info),
-    Tool.of(set_risk_assessment),
-    Tool.of(set_build_vs_buy),
-    Tool.of(set_validation_plan),
-    Tool.of(set_go_no_go),
-]

@@ -14,12 +14,12 @@ from typing import Callable
 
 from pydantic import BaseModel, ValidationError
 
-from ..llm.extractive import sentences
-from ..models import SessionState, ToolCallRecord
-from ..tools import TOOLS
-from ..tools import assumptions as register
-from ..tools import brief
-from ..understand.text import clip_words
+from pmforge.understand.extractive import sentences
+from pmforge.core.models import SessionState, ToolCallRecord
+from pmforge.tools import TOOLS
+from pmforge.tools import assumptions as register
+from pmforge.tools import brief
+from pmforge.understand.text import clip_words
 
 HEADING = "**Recorded:**"
 

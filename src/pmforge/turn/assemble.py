@@ -13,17 +13,17 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from config import Settings
+from pmforge.core.settings import Settings
 
-from ..embed import Embedder
-from ..knowledge import find_pattern, find_probe
-from ..retrieval import Query, find_sections, find_turns
-from ..models import ProjectState, RetrievedSection, RetrievedTurn, RoutingDecision, SessionState, Turn
-from ..store.collections import ProjectStore
-from ..store.keyword import tokenize
-from ..tokens import count_tokens, truncate_to_tokens
-from . import render
-from .remember import TERSE_WORDS
+from pmforge.embed import Embedder
+from pmforge.knowledge import find_pattern, find_probe
+from pmforge.index.retrieval import Query, find_sections, find_turns
+from pmforge.core.models import ProjectState, RetrievedSection, RetrievedTurn, RoutingDecision, SessionState, Turn
+from pmforge.index.collections import ProjectStore
+from pmforge.index.keyword import tokenize
+from pmforge.core.tokens import count_tokens, truncate_to_tokens
+from pmforge.prompt import render
+from pmforge.turn.remember import TERSE_WORDS
 
 
 class AssembledContext(BaseModel):

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from config import Settings
+from pmforge.core.settings import Settings
 
-from ..llm.base import ChatRequest
-from ..models import ProjectState, SessionState
-from ..tokens import count_tokens, truncate_to_tokens
-from . import render
-from .assemble import AssembledContext, format_documents, format_turns
-from .execute import build_reply_request, reply_tokens
+from pmforge.llm.base import ChatRequest
+from pmforge.core.models import ProjectState, SessionState
+from pmforge.core.tokens import count_tokens, truncate_to_tokens
+from pmforge.prompt import render
+from pmforge.turn.assemble import AssembledContext, format_documents, format_turns
+from pmforge.turn.execute import build_reply_request, reply_tokens
 
 # Always-on sections in the order they give way, and how each re-renders within a smaller budget.
 # The org context and file list come first (summaries of files that are searched anyway); the probe

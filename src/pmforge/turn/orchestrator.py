@@ -10,26 +10,26 @@ from __future__ import annotations
 import logging
 from typing import Iterator
 
-from ..artifacts import write_all
-from ..costs import Ledger, MeteredEmbedder, MeteredLLM
-from ..errors import ForgeError
-from ..knowledge import find_probe
-from ..knowledge.project_patterns import load_project_patterns
-from ..models import (
+from pmforge.outputs.artifacts import write_all
+from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
+from pmforge.core.errors import ForgeError
+from pmforge.knowledge import find_probe
+from pmforge.knowledge.project_patterns import load_project_patterns
+from pmforge.core.models import (
     RetrievalTrace, SessionState, SourceRef, TokenReport, ToolCallRecord, Turn, TurnRecord,
 )
-from ..project import Project
-from ..tokens import count_tokens
-from ..tools import ToolContext, run_tool
-from .acknowledge import acknowledgement, with_acknowledgement
-from .assemble import AssembledContext, assemble
-from .execute import Execution, build_reply_request, prefix_tokens
-from .fit import first_round_target, fit_context, refit_request
-from .remember import asked_before, catch_up, remember, summarize_turn
-from .render import own_words
-from .route import RouteInputs, route
-from .sandbox import sandbox
-from .undo import keep_undo_point
+from pmforge.project.project import Project
+from pmforge.core.tokens import count_tokens
+from pmforge.tools import ToolContext, run_tool
+from pmforge.turn.acknowledge import acknowledgement, with_acknowledgement
+from pmforge.turn.assemble import AssembledContext, assemble
+from pmforge.turn.execute import Execution, build_reply_request, prefix_tokens
+from pmforge.turn.fit import first_round_target, fit_context, refit_request
+from pmforge.turn.remember import asked_before, catch_up, remember, summarize_turn
+from pmforge.prompt.render import own_words
+from pmforge.turn.route import RouteInputs, route
+from pmforge.turn.sandbox import sandbox
+from pmforge.project.undo import keep_undo_point
 
 log = logging.getLogger(__name__)
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import logging
 
-from config import Settings
+from pmforge.core.settings import Settings
 
-from ..costs import Ledger, MeteredEmbedder, MeteredLLM
-from ..embed import Embedder
-from ..errors import ForgeError
-from ..llm import extractive
-from ..llm.base import LLM, ChatRequest, SystemBlock
-from ..models import RetrievedTurn, Turn
-from ..store.collections import MemoryPassage, ProjectStore
-from .render import inert
+from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
+from pmforge.embed import Embedder
+from pmforge.core.errors import ForgeError
+from pmforge.understand import extractive
+from pmforge.llm.base import LLM, ChatRequest, SystemBlock
+from pmforge.core.models import RetrievedTurn, Turn
+from pmforge.index.collections import MemoryPassage, ProjectStore
+from pmforge.prompt.render import inert
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ def summarize_turn(llm: LLM, user: str, assistant: str, settings: Settings, aske
         system=[SystemBlock(text=SUMMARY_INSTRUCTIONS)],
         messages=[{"role": "user", "content": f"<turn>\n{inert(context)}PM: {inert(user)}\n\n"
                                               f"Forge: {inert(assistant)}\n</turn>"}],
-        max_tokens=150,
+        max_tokens=settings.turn_summary_max_output_tokens,
         context=(user, assistant, asked),
     )
     try:

@@ -13,16 +13,15 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from config import Settings
+from pmforge.core.settings import Settings
 
-from ..errors import ForgeError
-from ..knowledge import MODE_ORDER, catalogue_text, find_pattern, find_probe, patterns_for
-from ..llm.base import LLM, ChatRequest, SystemBlock, ToolSpec, model_schema
-from ..models import ProjectState, RoutingDecision, SessionState
-from ..tools import guard
-from ..understand import Understanding, evaluation_target, filled_slots, understand
-from . import render
-
+from pmforge.core.errors import ForgeError
+from pmforge.knowledge import MODE_ORDER, catalogue_text, find_pattern, find_probe, patterns_for
+from pmforge.llm.base import LLM, ChatRequest, SystemBlock, ToolSpec, model_schema
+from pmforge.core.models import ProjectState, RoutingDecision, SessionState
+from pmforge.tools import guard
+from pmforge.understand import Understanding, evaluation_target, filled_slots, understand
+from pmforge.prompt import render
 log = logging.getLogger(__name__)
 
 ROUTE_TOOL = "route"
@@ -150,7 +149,7 @@ def build_route_request(inputs: RouteInputs, settings: Settings) -> ChatRequest:
         messages=[],
         tools=[ToolSpec(name=ROUTE_TOOL, description="Record the routing decision for this turn.", input_schema=schema)],
         tool_choice={"type": "tool", "name": ROUTE_TOOL},
-        max_tokens=400,
+        max_tokens=settings.phase_a_max_output_tokens,
         context=inputs,
     )
     # The state slices have their own budgets; if the whole still overflows, shrink the recent turns first.

@@ -10,10 +10,10 @@ document, it is data, never the PM's instruction (`render.own_words` drops it).
 
 from __future__ import annotations
 
-from ..ingest.pipeline import PASTE_PREFIX, ingest_file
-from ..llm import extractive
-from ..project import Project
-from . import render
+from pmforge.ingest.pipeline import PASTE_PREFIX, ingest_file
+from pmforge.understand import extractive
+from pmforge.project.project import Project
+from pmforge.prompt import render
 
 
 def pasted_name(turn_number: int) -> str:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..models import SessionState
-from . import probes as probe_rules
-from . import slots
-from . import text as t
-from .model import Correction, Departure, Fact, Hedge, ProbeAnswer, StatusChange, Understanding
-from .text import sentences
+from pmforge.core.models import SessionState
+from pmforge.knowledge import MODE_ORDER
+from pmforge.understand import probes as probe_rules
+from pmforge.understand import slots
+from pmforge.understand import text as t
+from pmforge.understand.model import Correction, Departure, Fact, Hedge, ProbeAnswer, StatusChange, Understanding
+from pmforge.understand.text import sentences
 
 _I = re.I
 
@@ -406,8 +407,6 @@ def filled_slots(state: SessionState, u: Understanding) -> set[str]:
 
 @lru_cache(maxsize=2)
 def _probe_ids(mode: str) -> list[str]:
-    from ..knowledge import MODE_ORDER
-
     return list(MODE_ORDER[mode])
 
 

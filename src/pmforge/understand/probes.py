@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from . import slots
-from .model import Fact, ProbeAnswer
+from pmforge.understand import slots
+from pmforge.understand.model import Fact, ProbeAnswer
 
 _I = re.I
 

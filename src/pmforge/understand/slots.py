@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from . import text as t
-from .model import Fact
+from pmforge.understand import text as t
+from pmforge.understand.model import Fact
 
 _I = re.I
 

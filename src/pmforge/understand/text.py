@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..sentences import sentence_spans
+from pmforge.core.sentences import sentence_spans
 
 # ---------------------------------------------------------------- sentences
 
@@ -18,7 +18,7 @@ _BULLET = re.compile(r"^\s*(?:[-*•–]|\d{1,2}[.)])\s+")
 
 
 def sentences(text: str) -> list[str]:
-    """Split prose into sentences (`pmforge.sentences`). Bullets are stripped; headings and table rows are
+    """Split prose into sentences (`pmforge.core.sentences`). Bullets are stripped; headings and table rows are
     not sentences."""
     out: list[str] = []
     for line in re.split(r"\n+", text or ""):

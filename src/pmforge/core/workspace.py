@@ -1,0 +1,717 @@
+"""Project workspaces on disk: layout, atomic saves and a cross-process lock.
+
+A workspace is committed to git and cloned, so nothing written here holds an
+absolute path or a secret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import secrets
+import shutil
+import tempfile
+import time
+import unicodedata
+import uuid
+from collections import Counter
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from datetime import datetime, timezone
+
+from filelock import FileLock, Timeout
+from pydantic import ValidationError
+
+from pmforge.core import transcript
+from pmforge.core.errors import ForgeError
+
+from pmforge.core import conflicts
+
+from pmforge.core import demo
+from pmforge.core.models import SCHEMA_VERSION, ProjectState, SessionState, Turn
+
+log = logging.getLogger(__name__)
+
+MAX_FILENAME_CHARS = 120
+MAX_FILENAME_BYTES = 180  # disks allow 255 bytes; leave room for ".md" and temp-file affixes
+SUPPORTED_EXTENSIONS = (".md", ".markdown", ".docx")
+
+
+SLUG_CHARS = 60
+SLUG_HASH_CHARS = 8
+
+# Scripts transliterated by table (cheap and unambiguous enough for a folder name); names in other
+# scripts get a slug from their hash. Either way the name itself is kept as the display name.
+_TRANSLIT = str.maketrans({
+    **dict(zip("абвгдеёжзийклмнопрстуфхцчшщъыьэюяєіїґўђјљњћџ",
+               ["a", "b", "v", "g", "d", "e", "e", "zh", "z", "i", "i", "k", "l", "m", "n", "o", "p", "r", "s",
+                "t", "u", "f", "kh", "ts", "ch", "sh", "shch", "", "y", "", "e", "yu", "ya", "ye", "i", "yi", "g",
+                "u", "dj", "j", "lj", "nj", "c", "dz"])),
+    **dict(zip("αβγδεζηθικλμνξοπρσςτυφχψωάέήίόύώϊϋΐΰ",
+               ["a", "v", "g", "d", "e", "z", "i", "th", "i", "k", "l", "m", "n", "x", "o", "p", "r", "s", "s",
+                "t", "y", "f", "ch", "ps", "o", "a", "e", "i", "i", "o", "y", "o", "i", "y", "i", "y"])),
+})
+
+
+def _ascii_slug(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-zA-Z0-9]+", "-", text).strip("-").lower()
+    return slug[:SLUG_CHARS].strip("-")
+
+
+def _non_latin(name: str) -> bool:
+    """Whether the name has letters or digits outside the Latin script (which NFKD cannot spell in ASCII)."""
+    return any(ch.isalnum() and not ch.isascii() and not unicodedata.name(ch, "").startswith("LATIN")
+               for ch in name)
+
+
+def slugify(name: str) -> str:
+    """The project's folder name. Latin names keep the slug they always had; a name in another script
+    gets its transliteration (Cyrillic, Greek) or "project", plus a short hash of the name, so two
+    different names never share a folder and the same name always finds its own."""
+    if not _non_latin(name):
+        return _ascii_slug(name)
+    key = unicodedata.normalize("NFC", name.strip()).casefold()
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:SLUG_HASH_CHARS]
+    readable = _ascii_slug(unicodedata.normalize("NFC", name).lower().translate(_TRANSLIT))
+    readable = readable[: SLUG_CHARS - SLUG_HASH_CHARS - 1].strip("-") or "project"
+    return f"{readable}-{digest}"
+
+
+MAX_DISPLAY_NAME_CHARS = 120
+
+
+def display_name(manifest_name: str, session_name: str, slug: str) -> str:
+    """What the PM sees for a project: the name kept in its manifest (typed at creation or given by a
+    rename); a project made before names were kept there shows its session's name, else its slug."""
+    return (manifest_name or "").strip() or (session_name or "").strip() or slug
+
+
+def clean_display_name(name: str) -> str:
+    """A display name as typed, on one line and of a sensible length; one sentence when it cannot be one."""
+    name = " ".join(name.split())  # newlines and tabs would break `forge projects` and the picker
+    if not slugify(name):
+        raise ForgeError("A project name needs at least one letter or digit.")
+    if len(name) > MAX_DISPLAY_NAME_CHARS:
+        raise ForgeError(f"A project name can be at most {MAX_DISPLAY_NAME_CHARS} characters; "
+                         f"this one has {len(name)}.")
+    return name
+
+
+def picker_labels(names: dict[str, str]) -> dict[str, str]:
+    """slug → what a project list shows: its display name, with the slug added where two projects
+    show the same name (a rename may give one another's name)."""
+    seen = Counter(name.casefold() for name in names.values())
+    return {slug: name if seen[name.casefold()] == 1 else f"{name} ({slug})" for slug, name in names.items()}
+
+
+def _json_field(path: Path, key: str) -> str:
+    """One string field of a JSON file, or "" when the file is missing, damaged or mid-merge."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get(key, "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return value if isinstance(value, str) else ""
+
+
+def legacy_slug(name: str) -> str:
+    """The slug names got before other scripts were spelled (their non-Latin letters simply dropped)."""
+    return _ascii_slug(name)
+
+
+def new_project_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def safe_filename(name: str) -> str:
+    """A file name that cannot escape its folder: no directories, no control characters, bounded length."""
+    base = name.replace("\\", "/").split("/")[-1]
+    base = unicodedata.normalize("NFC", base)
+    base = "".join(ch for ch in base if ch.isprintable() and ch not in '<>:"|?*')
+    base = base.strip().lstrip(".").strip()
+    if not base:
+        raise ForgeError("That file has no usable name; rename it and upload it again.")
+    stem, dot, ext = base.rpartition(".")
+    if not dot:
+        stem, ext = base, ""
+    ext = ext.lower()
+    limit = MAX_FILENAME_CHARS - len(ext) - 1
+    if len(stem) > limit:
+        stem = stem[:limit].rstrip()
+    byte_limit = MAX_FILENAME_BYTES - len(ext.encode()) - 1
+    while len(stem.encode("utf-8")) > byte_limit:  # CJK and emoji take 3–4 bytes a character
+        stem = stem[:-1]
+    stem = stem.rstrip()
+    return f"{stem}.{ext}" if ext else stem
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write via a unique temp file in the same folder, fsync, then replace: a crash leaves old or new, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; workspace files are shared through git
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _played_folder(folder: Path) -> Path:
+    """Where a project's current names live: a shipped example's working copy once it has one (a rename
+    in the app renames the copy), else the folder itself. Listing never makes a copy."""
+    copy = demo.copy_of(folder)
+    return copy if demo.is_example(folder) and (copy / "state.json").is_file() else folder
+
+
+class Workspace:
+    """One project folder under the projects root."""
+
+    STATE = "state.json"
+    TRANSCRIPT = "turns.jsonl"
+    PROJECT_STATE = "project_state.json"
+    CONTEXT = "context.md"
+    OPERATION = ".operation.json"
+
+    def __init__(self, root: Path, lock_wait_s: float = 30.0):
+        self.root = Path(root)
+        self.lock_wait_s = lock_wait_s  # Settings.lock_wait_s, handed over by the project that opens it
+        self.slug = self.root.name
+
+    # ---- layout
+    @property
+    def state_path(self) -> Path:
+        return self.root / self.STATE
+
+    @property
+    def transcript_path(self) -> Path:
+        return self.root / self.TRANSCRIPT
+
+    @property
+    def project_state_path(self) -> Path:
+        return self.root / self.PROJECT_STATE
+
+    @property
+    def context_path(self) -> Path:
+        return self.root / self.CONTEXT
+
+    @property
+    def uploads(self) -> Path:
+        return self.root / "uploads"
+
+    @property
+    def converted(self) -> Path:
+        return self.root / "converted"
+
+    @property
+    def artifacts(self) -> Path:
+        return self.root / "artifacts"
+
+    @property
+    def vectordb(self) -> Path:
+        return self.root / "vectordb"
+
+    def converted_path(self, filename: str) -> Path:
+        return self.converted / f"{filename}.md"
+
+    # ---- creation and discovery
+    @classmethod
+    def create(cls, projects_root: Path, name: str) -> "Workspace":
+        slug = slugify(name)
+        if not slug:
+            raise ForgeError("A project name needs at least one letter or digit.")
+        root = projects_folder(projects_root) / slug
+        if root.exists():
+            raise ForgeError(f"A project called '{slug}' already exists.")
+        ws = cls(root)
+        for folder in (ws.uploads, ws.converted, ws.artifacts):
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / ".gitkeep").touch()
+        ws.save_state(SessionState(project_name=name.strip()))
+        ws.save_project_state(ProjectState(project_id=new_project_id(), display_name=name.strip()))
+        return ws
+
+    @classmethod
+    def open(cls, projects_root: Path, name: str) -> "Workspace":
+        folder = projects_folder(projects_root)
+        # The slug, then the one a name got before other scripts were spelled (an older project's folder).
+        for slug in dict.fromkeys((slugify(name), legacy_slug(name))):
+            if slug and (folder / slug / cls.STATE).exists():
+                return cls(demo.working_folder(folder / slug))  # a shipped example opens as its own copy
+        # A renamed project keeps its folder: its new display name finds it too (`forge chat "New name"`).
+        wanted = " ".join(name.split()).casefold()
+        named = [slug for slug, shown in cls.display_names(projects_root).items()
+                 if " ".join(shown.split()).casefold() == wanted]
+        if len(named) == 1:
+            return cls(demo.working_folder(folder / named[0]))
+        raise ForgeError(f"There is no project called '{name}'. Create it with: forge new \"{name}\"")
+
+    @staticmethod
+    def list_projects(projects_root: Path) -> list[str]:
+        """Slugs of the projects under the root, most recently active first."""
+        root = projects_folder(projects_root)
+        if not root.is_dir():
+            return []
+        # A dot-folder is a project being deleted (see `remove`), never one to list.
+        found = [p for p in root.iterdir() if not p.name.startswith(".") and (p / Workspace.STATE).is_file()]
+        found.sort(key=lambda p: (p / Workspace.STATE).stat().st_mtime, reverse=True)
+        return [p.name for p in found]
+
+    @staticmethod
+    def display_names(projects_root: Path) -> dict[str, str]:
+        """slug → display name of every project under the root, most recently active first."""
+        return {slug: Workspace(_played_folder(projects_folder(projects_root) / slug)).read_display_name()
+                for slug in Workspace.list_projects(projects_root)}
+
+    def read_display_name(self) -> str:
+        """The project's display name, read without loading the transcript; a damaged or conflicted file
+        shows the next best name rather than stopping a project list."""
+        return display_name(_json_field(self.project_state_path, "display_name"),
+                            _json_field(self.state_path, "project_name"), self.slug)
+
+    def rename(self, name: str) -> str:
+        """Give the project a new display name (the session's name, which briefs print, follows). The folder
+        keeps its slug, so every command's PROJECT and every clone's path stay as they were."""
+        name = clean_display_name(name)
+        taken = slugify(name)
+        if taken != self.slug and (self.root.parent / taken / self.STATE).exists():
+            raise ForgeError(f"Project '{taken}' already goes by that name; pick another, or rename that "
+                             "one first.")
+        with self.locked():
+            manifest = self.load_project_state()
+            manifest.display_name = name
+            self.save_project_state(manifest)
+            state = self.load_state()
+            state.project_name = name
+            self.save_state(state)
+        return name
+
+    def remove(self) -> None:
+        """Delete the project folder (hold the lock). It is first renamed to a dot-folder, one atomic step:
+        the project leaves every list at once, and a project made meanwhile under the same name gets a
+        folder of its own. Then the dot-folder is removed."""
+        aside = self.root.with_name(f".deleted-{self.slug}-{secrets.token_hex(4)}")
+        os.replace(self.root, aside)
+        try:
+            shutil.rmtree(aside)
+        except OSError as exc:
+            raise ForgeError(f"Project '{self.slug}' is deleted, but some of its files could not be removed "
+                             f"({exc.strerror or exc}); delete the folder {aside} by hand.") from None
+
+    # ---- concurrency
+    @contextmanager
+    def locked(self, timeout: float | None = None) -> Iterator[None]:
+        """Hold the project's cross-process lock (an app and a CLI never write the same project at once).
+
+        Re-entrant within a thread (one lock object per path), so an operation may call another."""
+        lock = FileLock(str(self.root / ".lock"), is_singleton=True)
+        try:
+            lock.acquire(timeout=self.lock_wait_s if timeout is None else timeout)
+        except Timeout:
+            raise ForgeError(
+                f"Project '{self.slug}' is busy in another Forge window or command; try again in a moment."
+            ) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    @property
+    def operation_marker(self) -> Path:
+        return self.root / self.OPERATION
+
+    @contextmanager
+    def operation(self, label: str, **details) -> Iterator[None]:
+        """A change that spans several files and the vector store. The marker exists exactly as long as an
+        operation holds the lock, and stays behind when it dies: finding it at the start of an operation
+        means a crash (or an error) interrupted the last one.
+
+        The marker is {"operation": label, "pid", "started", **details}: `label` reads "upload NAME",
+        "delete NAME", "turn N", "reindex"...; `details` (JSON values, e.g. file=NAME) tell recovery more."""
+        with self.locked():
+            key = str(self.root.resolve())
+            depth = _operation_depth.get(key, 0)
+            if depth == 0:
+                atomic_write_text(self.operation_marker, json.dumps(
+                    {**details, "operation": label, "pid": os.getpid(),
+                     "started": datetime.now(timezone.utc).isoformat()}, ensure_ascii=False))
+            _operation_depth[key] = depth + 1
+            try:
+                yield
+            finally:
+                _operation_depth[key] = depth
+            if depth == 0:
+                self.operation_marker.unlink(missing_ok=True)
+
+    def in_operation(self) -> bool:
+        return _operation_depth.get(str(self.root.resolve()), 0) > 0
+
+    @contextmanager
+    def turn_slot(self, wait_s: float, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+        """Answer one message at a time per project: a second command waits (bounded) for the turn in
+        progress instead of racing it and having its own reply refused. `on_wait` runs once, before waiting."""
+        lock = FileLock(str(self.root / ".turn.lock"), is_singleton=True)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            if on_wait is not None:
+                on_wait()
+            try:
+                lock.acquire(timeout=wait_s)
+            except Timeout:
+                raise ProjectBusy(
+                    f"Project '{self.slug}' is still answering another message after {wait_s:.0f} s."
+                ) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def interrupted_operation(self) -> dict | None:
+        """What the last operation was doing when it died (ask while holding the lock), or None."""
+        if self.in_operation():
+            return None
+        try:
+            return json.loads(self.operation_marker.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return {"operation": "unknown"}
+
+    def clear_interrupted_operation(self) -> None:
+        self.operation_marker.unlink(missing_ok=True)
+
+    def leftover_temp_files(self, older_than_s: float = 60.0) -> list[Path]:
+        """Temp files of atomic writes a crash left behind (younger ones may belong to a live writer)."""
+        cutoff = time.time() - older_than_s
+        found = []
+        for path in self.root.rglob(".*.tmp"):
+            try:
+                if path.is_file() and path.stat().st_mtime < cutoff:
+                    found.append(path)
+            except FileNotFoundError:
+                pass
+        return found
+
+    # ---- state files
+    def load_state(self) -> SessionState:
+        """state.json with the transcript from turns.jsonl. Costs the same on turn 1,000 as on turn 1: the
+        transcript is parsed once per process and then only what was appended (see transcript.load)."""
+        state = self._parse_state(self.state_path.read_bytes())
+        if state.schema_version < TRANSCRIPT_SCHEMA or state.turns:
+            state = self._migrate_transcript()
+        else:
+            state.turns = transcript.load(self.transcript_path)
+        state.schema_version = SCHEMA_VERSION
+        return state
+
+    def _parse_state(self, raw: bytes) -> SessionState:
+        # Parsed and validated in one pass; field validators migrate older schemas.
+        try:
+            return SessionState.model_validate_json(raw)
+        except ValidationError as exc:
+            if conflicts.has_markers(raw.decode("utf-8", "replace")):
+                raise self.conflict_error(self.STATE) from None  # a merge to finish, not a damaged session
+            if exc.errors()[0]["type"] == "json_invalid":
+                exc = ForgeError(f"{self.STATE} is not valid JSON")
+            raise self._set_aside_unreadable_state(exc) from None
+
+    def conflict_error(self, filename: str) -> "UnresolvedConflict":
+        return UnresolvedConflict(f"Project '{self.slug}' has unresolved git conflict markers (in {filename}); "
+                                  f"run `forge doctor --fix {self.slug}`.")
+
+    def _migrate_transcript(self) -> SessionState:
+        """Move the turns of an older state.json (schema 2 and before) into turns.jsonl.
+
+        turns.jsonl is written in full and fsynced before state.json drops its copy, so a crash in between
+        leaves both, and then turns.jsonl wins. When another process holds the lock, the session is read
+        as it is and the move waits for the next load."""
+        with ExitStack() as held:
+            try:
+                held.enter_context(self.locked(timeout=2.0))
+            except ForgeError:  # busy
+                state = self._legacy_state(self.state_path.read_bytes())
+                return state if state is not None else self.load_state()
+            state = self._legacy_state(self.state_path.read_bytes())  # again: someone may have migrated
+            if state is None:
+                return self.load_state()
+            if not transcript.count(self.transcript_path):
+                atomic_write_bytes(self.transcript_path, transcript.encode(state.turns))
+                transcript.fsync_dir(self.root)
+            state.schema_version = SCHEMA_VERSION
+            self.save_state(state)
+            log.info("moved %d turns of %s from %s to %s", len(state.turns), self.slug, self.STATE, self.TRANSCRIPT)
+            return state
+
+    def _legacy_state(self, raw: bytes) -> SessionState | None:
+        """An older state.json with its turns (from turns.jsonl if that already holds them); None if the
+        file is no longer older (another process migrated it)."""
+        state = self._parse_state(raw)
+        if state.schema_version >= TRANSCRIPT_SCHEMA and not state.turns:
+            return None
+        data = json.loads(raw)
+        turns = data.pop("turns", None) or []
+        for turn in turns:
+            if isinstance(turn, dict) and not turn.get("id"):
+                turn["id"] = transcript.legacy_turn_id(turn)
+        state.turns = transcript.load(self.transcript_path) or [Turn.model_validate(t) for t in turns]
+        return state
+
+    def state_signature(self) -> tuple | None:
+        """Changes whenever state.json is replaced (every save is a new file) or the transcript grows:
+        cheaper than reading them. Take it *before* loading: a save in between then shows as a change,
+        never hides one."""
+        try:
+            st = self.state_path.stat()
+        except FileNotFoundError:
+            return None
+        try:
+            tr = self.transcript_path.stat()
+            turns = (tr.st_ino, tr.st_size)
+        except FileNotFoundError:
+            turns = None
+        return st.st_ino, st.st_mtime_ns, st.st_size, turns
+
+    def _set_aside_unreadable_state(self, exc: Exception) -> ForgeError:
+        """Keep the damaged file (it may be repairable by hand), start a fresh state that says so, and tell
+        the user once: the session is never silently replaced by an empty one."""
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        aside = self.state_path.with_name(f"state.unreadable-{stamp}.json")
+        os.replace(self.state_path, aside)
+        self.save_state(SessionState(project_name=self._display_name(), recovered_from=aside.name))
+        reason = str(exc).splitlines()[0]
+        kept = " and the conversation" if self.transcript_path.exists() else ""
+        error = ForgeError(
+            f"The saved session of '{self.slug}' could not be read ({reason}); it was moved to {aside.name} "
+            f"and a fresh session was started. Your uploads{kept} and files are untouched."
+        )
+        notify(str(error))  # also when a caller (recovery, say) goes on without showing the error
+        return error
+
+    def _display_name(self) -> str:
+        try:
+            return self.load_project_state().display_name or self.slug
+        except ForgeError:
+            return self.slug
+
+    def save_state(self, state: SessionState) -> None:
+        """state.json (small: no turns), after appending to turns.jsonl whatever of `state.turns` it lacks:
+        new turns, and patches for changed summaries and indexed flags. Hold the lock when the state has
+        new turns or changes to them."""
+        lines = transcript.unsaved(self.transcript_path, state.turns)
+        if lines:
+            with self.locked():
+                transcript.append(self.transcript_path, lines)
+        state.updated_at = saved_at()  # which side is newer, should two clones' saves meet in a git merge
+        atomic_write_text(self.state_path, state.model_dump_json(indent=1))
+
+    def append_turn(self, turn: Turn) -> None:
+        """Add one finished turn to the transcript (fsynced before this returns)."""
+        with self.locked():
+            transcript.append(self.transcript_path, transcript.turn_line(turn))
+
+    def patch_turn(self, turn: Turn) -> None:
+        """Record a turn's new summary, indexed flag and billed calls: one small line, never a rewrite."""
+        with self.locked():
+            billed = {"calls": [c.model_dump() for c in turn.calls]} if turn.calls else {}  # none offline
+            transcript.append(self.transcript_path, transcript.patch_line(
+                turn.id, summary=turn.summary, indexed=turn.indexed, **billed))
+
+    def project_id(self) -> str:
+        """The project's id, given one on first need (workspaces made before ids existed have none)."""
+        manifest = self.load_project_state()
+        if not manifest.project_id:
+            with self.locked():
+                manifest = self.load_project_state()
+                if not manifest.project_id:
+                    manifest.project_id = new_project_id()
+                    self.save_project_state(manifest)
+        return manifest.project_id
+
+    def load_project_state(self) -> ProjectState:
+        if not self.project_state_path.exists():
+            return ProjectState()
+        try:
+            raw = self.project_state_path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ForgeError(f"{self.PROJECT_STATE} in project '{self.slug}' is not text; restore it from git "
+                             f"or run `forge doctor --fix {self.slug}`.") from None
+        if conflicts.has_markers(raw):
+            raise self.conflict_error(self.PROJECT_STATE)
+        try:
+            return ProjectState.model_validate(json.loads(raw))
+        except json.JSONDecodeError as exc:
+            raise ForgeError(f"{self.PROJECT_STATE} in project '{self.slug}' is not valid JSON ({exc.msg}); "
+                             "restore it from git.") from None
+        except ValidationError as exc:
+            where = ".".join(map(str, exc.errors()[0]["loc"])) or "the top level"
+            raise ForgeError(f"{self.PROJECT_STATE} in project '{self.slug}' is not a Forge file list ({where}: "
+                             f"{exc.errors()[0]['msg'].lower()}); restore it from git.") from None
+
+    def save_project_state(self, project_state: ProjectState) -> None:
+        """project_state.json and context.md are written from the same value: one source of truth."""
+        project_state.updated_at = saved_at()
+        atomic_write_text(self.project_state_path, project_state.model_dump_json(indent=1))
+        body = project_state.org_context.strip() or "_No organisation context recorded yet._"
+        atomic_write_text(self.context_path, f"# Organisation context\n\n{body}\n")
+
+    # ---- git merges (forge doctor --fix)
+    def resolve_conflicts(self) -> "ConflictRepair":
+        """Finish a git merge of this workspace Forge's way, keeping both sides (see conflicts.py). Each
+        conflicted file is kept beside as NAME.conflict-STAMP; a file that cannot be merged stops here in
+        one sentence, before anything is written."""
+        repair = ConflictRepair()
+        with self.locked():
+            merged_files = []
+            for path, merge, model in ((self.state_path, conflicts.merge_state, SessionState),
+                                       (self.project_state_path, conflicts.merge_manifest, ProjectState)):
+                text = _read_text(path)
+                if text is None or not conflicts.has_markers(text):
+                    continue
+                try:
+                    ours, theirs = conflicts.parse_sides(text)
+                    if not (isinstance(ours, dict) and isinstance(theirs, dict)):
+                        raise conflicts.Unmergeable("a side is not a JSON object")
+                    merged, notes = merge(ours, theirs)
+                    model.model_validate(merged)
+                except (conflicts.Unmergeable, ValidationError) as exc:
+                    reason = str(exc).splitlines()[0]
+                    raise ForgeError(f"{path.name} of project '{self.slug}' has git conflicts Forge cannot merge "
+                                     f"({reason}); merge it by hand, then run `forge doctor --fix {self.slug}`."
+                                     ) from None
+                merged_files.append((path, merged, notes))
+            for path, merged, notes in merged_files:  # all merges worked out: now write them
+                aside = self._keep_aside(path)
+                atomic_write_text(path, json.dumps(merged, indent=1, ensure_ascii=False))
+                log.info("resolved the git conflict in %s of %s (%d values set aside)", path.name, self.slug,
+                         len(notes))
+                repair.lines.append(f"Merged the git conflict in {path.name}, keeping both sides (the conflicted "
+                                    f"file is kept as {aside.name}).")
+                repair.lines += [f"{path.name}: {note}." for note in notes]
+            context = _read_text(self.context_path)
+            if merged_files or (context is not None and conflicts.has_markers(context)):
+                self.save_project_state(self.load_project_state())  # context.md is written from the manifest
+                if context is not None and conflicts.has_markers(context):
+                    repair.lines.append(f"Rewrote {self.CONTEXT} from {self.PROJECT_STATE} (it had git conflict "
+                                        "markers).")
+            self._repair_transcript(repair)
+        return repair
+
+    def _repair_transcript(self, repair: "ConflictRepair") -> None:
+        """turns.jsonl: drop conflict markers (keeping both sides' lines), a turn twice once (by id), and
+        renumber turns two clones numbered alike. Renumbered turns are marked unremembered, so memory is
+        stored again under their new numbers."""
+        try:
+            raw = self.transcript_path.read_bytes()
+        except FileNotFoundError:
+            return
+        text = raw.decode("utf-8", "surrogateescape")
+        marked = conflicts.has_markers(text)
+        if marked:
+            kept = conflicts.transcript_lines(text)
+            raw = "".join(f"{line}\n" for line in kept).encode("utf-8", "surrogateescape")
+        turns = transcript.parse(raw, self.transcript_path)
+        numbers = [t.number for t in turns]
+        fixed = conflicts.renumber(numbers)
+        if not marked and fixed == numbers:
+            return
+        repeated = {n for n, times in Counter(numbers).items() if times > 1}
+        renumbered = [n for t, n in zip(turns, fixed) if t.number != n]
+        for i, (turn, number) in enumerate(zip(turns, fixed)):
+            if turn.number != number or turn.number in repeated:  # both turns of a pair: memory may hold either
+                turns[i] = turn.model_copy(update={"number": number, "indexed": False})
+        aside = self._keep_aside(self.transcript_path)
+        atomic_write_bytes(self.transcript_path, transcript.encode(turns))
+        transcript.fsync_dir(self.root)
+        repair.renumbered |= set(renumbered)
+        what = "joined both sides of its git conflict" if marked else "found turn numbers used twice"
+        moved = f"; renumbered {len(renumbered)} turn(s) that two clones had numbered alike" if renumbered else ""
+        repair.lines.append(f"{self.TRANSCRIPT}: {what}{moved} (the old file is kept as {aside.name}).")
+        log.info("repaired the transcript of %s: %d turns, %d renumbered", self.slug, len(turns), len(renumbered))
+
+    def _keep_aside(self, path: Path) -> Path:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        aside = path.with_name(f"{path.name}.conflict-{stamp}")
+        atomic_write_bytes(aside, path.read_bytes())
+        return aside
+
+
+@dataclass
+class ConflictRepair:
+    lines: list[str] = field(default_factory=list)  # what was merged and what was set aside, for the PM
+    renumbered: set[int] = field(default_factory=set)  # the new numbers of turns that had to move
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return None
+
+
+TRANSCRIPT_SCHEMA = 3  # the first schema whose state.json holds no turns
+
+
+# Operations open in this process, by project folder (the lock makes other threads wait, so one counter
+# per folder is enough).
+_operation_depth: dict[str, int] = {}
+
+
+def saved_at() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def projects_folder(projects_root: Path) -> Path:
+    """The folder projects live in; one sentence when the setting names something that is not a folder."""
+    root = Path(projects_root)
+    if root.exists() and not root.is_dir():
+        raise ForgeError(f"FORGE_PROJECTS_DIR ({root}) is a file, not a folder; point it at a folder.")
+    return root
+
+
+class UnresolvedConflict(ForgeError):
+    """A workspace file still holds git conflict markers: nothing can be read until `forge doctor --fix`."""
+
+
+class ProjectBusy(ForgeError):
+    """Another command or window holds the project for longer than the caller would wait."""
+
+
+# ---- notices: what the user must hear even when the code that noticed goes on (CLI stderr, app notices)
+_notices: list[str] = []
+
+
+def notify(text: str) -> None:
+    log.warning("%s", text)
+    if text not in _notices:
+        _notices.append(text)
+
+
+def take_notices() -> list[str]:
+    """The notices not yet shown, oldest first (each is shown once)."""
+    taken = list(_notices)
+    _notices.clear()
+    return taken

@@ -1,0 +1,1 @@
+"""Where passages and turns are found again: the Chroma client and collections, the keyword index, hybrid retrieval."""

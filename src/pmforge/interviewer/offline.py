@@ -1,0 +1,323 @@
+"""The offline interviewer: a deterministic stand-in for Claude that needs no key.
+
+It answers the same requests through the same interface. For routing it returns the rule
+router's decision as a `route` tool call. For a reply it reads the PM's own words with
+`pmforge.understand`, calls the same tools Claude would (first round), and once the tools have
+run it writes the reply (second round): the sentence of an uploaded file that answers a question,
+cited; an earlier turn only when it bears on this message; then questions about what is still
+missing. Nothing is invented: every sentence it shows comes from the PM, the uploaded files, the
+state or the probe catalogue. What the tools recorded is told by the turn itself (`turn.acknowledge`),
+in both modes, so it is not said here.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import count
+
+from pmforge.knowledge import MODE_ORDER, find_pattern, find_probe
+from pmforge.core.models import RoutingDecision, SessionState
+from pmforge.prompt.render import own_words
+from pmforge.understand import Understanding, filled_slots
+from pmforge.understand import text as t
+from pmforge.understand import extractive
+from pmforge.interviewer import plan as offline_plan
+from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
+
+# Said once per session (the app's sidebar, `forge chat` on stderr), never inside a reply.
+OFFLINE_NOTICE = ("Forge is running offline: a built-in interviewer asks the questions and a local model searches "
+                  "your files; nothing leaves this machine. For Claude, put ANTHROPIC_API_KEY (and VOYAGE_API_KEY "
+                  "for Voyage embeddings) in a .env file and start Forge again.")
+
+_HOW_MUCH = re.compile(r"\b(?:how (?:many|much|long|often)|what (?:share|percent|percentage|proportion|number|"
+                       r"rate|price|cost)|when|which year|what year)\b", re.I)
+
+GLOSSARY = {
+    "anti-metric": "An anti-metric (or guardrail) is a number that must not get worse while you push the main one "
+                   "up: cutting waste without raising out-of-stocks, say.",
+    "leading": "A leading indicator moves within weeks and tells you early whether the change is working (adoption, "
+               "usage, a behaviour), before the business outcome can move.",
+    "lagging": "A lagging outcome is the business result you finally care about (revenue, shrink, churn); it moves "
+               "over quarters, so you pair it with a leading indicator.",
+    "assumption": "The assumption register lists what the plan rests on but nobody has verified: each has a "
+                  "confidence, an impact and the cheapest way to check it.",
+    "criteri": "Decision criteria are the go / no-go lines agreed in advance: the result that would make you go "
+               "ahead, and the one that would make you stop.",
+    "probe": "A probe is one line of inquiry (why now, who must change, who benefits from today's way…); "
+             "I work through them in order and mark each answered when you have covered it.",
+    "mode": "Mode 1 frames the problem (is it real, worth solving, how we'd measure it); Mode 2 evaluates one "
+            "solution against it (value, usability, feasibility and viability risk, build vs buy, how to test it).",
+}
+
+
+def best_sentences(text: str, query: str, limit: int = 1) -> list[str]:
+    """The sentences of `text` that answer `query` best: shared terms weighted by rarity in the section,
+    a number when the question asks for one; returned in document order."""
+    candidates = extractive.sentences(text) or [text]
+    wanted = t.content_terms(query)
+    frequency: dict[str, int] = {}
+    for sentence in candidates:
+        for term in t.content_terms(sentence):
+            frequency[term] = frequency.get(term, 0) + 1
+    wants_number = bool(_HOW_MUCH.search(query))
+
+    def score(item: tuple[int, str]) -> tuple[float, int]:
+        index, sentence = item
+        terms = t.content_terms(sentence)
+        value = sum(1.0 / frequency[w] for w in terms & wanted)
+        if wants_number and t.QUANTITY.search(sentence):
+            value += 0.75
+        return value, -index
+
+    ranked = sorted(enumerate(candidates), key=score, reverse=True)[:limit]
+    return [extractive.clip_words(s, 50) for _, s in sorted(ranked)]
+
+
+def best_sentence(text: str, query: str) -> str:
+    return best_sentences(text, query, 1)[0]
+
+
+class OfflineLLM(LLM):
+    name = "offline"
+    online = False
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        handler = {
+            "route": self._route,
+            "reply": self._reply,
+            "summarize_turn": self._summarize_turn,
+            "summarize_file": self._summarize_file,
+        }[request.purpose]
+        return handler(request)
+
+    # ---- Phase A
+    def _route(self, request: ChatRequest) -> ChatResponse:
+        from pmforge.turn.route import ROUTE_TOOL, rule_route  # late: the router imports this package
+        from pmforge.core.settings import get_settings
+
+        decision: RoutingDecision = rule_route(request.context, get_settings())
+        return ChatResponse(
+            tool_uses=[ToolUse(id="route_1", name=ROUTE_TOOL, input=decision.model_dump())], stop_reason="tool_use"
+        )
+
+    # ---- summaries
+    def _summarize_turn(self, request: ChatRequest) -> ChatResponse:
+        user, assistant, asked = request.context
+        return ChatResponse(text=extractive.turn_summary(user, assistant, asked))
+
+    def _summarize_file(self, request: ChatRequest) -> ChatResponse:
+        filename, markdown = request.context
+        return ChatResponse(text=extractive.file_summary(filename, markdown))
+
+    # ---- Phase B
+    def _reply(self, request: ChatRequest) -> ChatResponse:
+        ctx = request.context
+        state: SessionState = ctx.state if ctx.state is not None else SessionState()
+        d = ctx.decision
+        from pmforge.turn.route import read_message  # late: the router imports this package
+
+        u = read_message(ctx.user_message, state)  # the router's own reading, from its cache
+        words = own_words(ctx.user_message)  # a long paste is material, never a source of tool calls
+        filler = u.intent == "filler"
+        last = request.messages[-1]["content"]
+        if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
+            # Second round: the tools have run (the turn acknowledges what they recorded); now ask.
+            return ChatResponse(text=self._compose(ctx, state, u, _recorded(request.messages)),
+                                stop_reason="end_turn")
+        ids = count(1)
+        entering = d.action == "enter_mode" and d.mode == "mode_2"
+        mode = "mode_2" if entering else state.active_mode
+        calls = [] if filler else offline_plan.tool_calls(u, state, mode, ctx.org_context, entering, ctx.turn_number)
+        if d.action == "complete_mode":
+            kind = "problem_brief" if d.mode == "mode_1" else "solution_evaluation"
+            calls.append(("complete_mode", {"mode": d.mode}))
+            if not any(name == "generate_artifact" for name, _ in calls):
+                calls.append(("generate_artifact", {"kind": kind}))
+        for pid in d.patterns[:1]:
+            pattern = find_pattern(pid)
+            if pattern:
+                calls.append(("record_pattern", {"pattern": pattern.id,
+                                                 "evidence": extractive.clip_words(words, 30)}))
+        uses = [ToolUse(id=f"offline_{next(ids)}", name=name, input=args) for name, args in calls]
+        if not uses:
+            return ChatResponse(text=self._compose(ctx, state, u, False), stop_reason="end_turn")
+        return ChatResponse(tool_uses=uses, stop_reason="tool_use")
+
+    def _compose(self, ctx, state: SessionState, u: Understanding, recorded: bool) -> str:
+        d = ctx.decision
+        parts: list[str] = []
+        if d.action == "enter_mode" and d.mode == "mode_2":
+            name = u.solution_name or state.solution_evaluation.solution_name or "the proposed solution"
+            parts.append(f"Let's evaluate **{name}** (Mode 2). We'll test it against the problem we framed: value, "
+                         "usability, feasibility and viability risk, build vs buy, then the cheapest test of the "
+                         "riskiest assumption.")
+        if u.intent == "summarize" or d.action == "micro_synthesize":
+            parts.append(_synthesis(state))
+        elif u.intent == "question_method":
+            parts.append(_explain(u.question or ctx.user_message))
+        elif u.intent == "filler" and not recorded:
+            parts.append("Noted — let's keep going.")
+        elif u.intent == "statement" and not recorded and not u.probes and ctx.user_message.strip():
+            parts.append("Got it.")
+        if not ctx.user_message.strip() or (u.intent == "filler" and "<pasted" in ctx.user_message):
+            parts.append("You pasted a long text: it is saved as a source and searched like your files.")
+        parts += _grounding(ctx, state, u)
+        parts.append(_questions(ctx, state, u))
+        if d.action == "complete_mode" and d.mode == "mode_1":
+            # The completion and the brief are acknowledged by the turn; what comes next is said here.
+            parts.append("To stress-test an option next, say which (e.g. “let's evaluate the vendor's tool”).")
+        return "\n\n".join(p for p in parts if p)
+
+
+_BOOKKEEPING = {"record_probe", "record_pattern", "update_conversation_summary"}  # never acknowledged
+
+
+def _recorded(messages: list[dict]) -> bool:
+    """Whether a call of the previous round recorded something the turn will acknowledge (then a bare
+    "Got it." would be noise)."""
+    names = {b["id"]: b["name"] for b in messages[-2]["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
+    return any(isinstance(b, dict) and b.get("type") == "tool_result" and not b.get("is_error")
+               and names.get(b.get("tool_use_id")) not in _BOOKKEEPING for b in messages[-1]["content"])
+
+
+def _quoted_turns(state: SessionState) -> set[int]:
+    found: set[int] = set()
+    for turn in state.turns:
+        found |= {int(n) for n in re.findall(r"\bin turn (\d+)\b", turn.assistant)}
+    return found
+
+
+def _grounding(ctx, state: SessionState, u: Understanding) -> list[str]:
+    parts: list[str] = []
+    d = ctx.decision
+    message = ctx.user_message
+    asked = u.question or (message if u.intent == "question_files" else "")
+    if ctx.documents:
+        top = max(ctx.documents, key=lambda p: p.score)  # passages arrive in reading order, not by score
+        query = asked or message
+        relevant = asked or t.overlap(query, top.text) >= 0.3
+        if relevant:
+            quoted = best_sentences(top.text, query, 2 if asked else 1)
+            parts.append(f"From your files, {top.citation}: " + " ".join(f"“{s}”" for s in quoted))
+    elif d.requires_retrieval and ctx.has_documents and asked:
+        parts.append("I did not find this in the uploaded files, so I won't guess at it.")
+    if ctx.conversations and u.intent not in ("summarize", "artifact", "filler"):
+        already = _quoted_turns(state)
+        for earlier in sorted(ctx.conversations, key=lambda x: -x.score):
+            said = extractive.sentences(own_words(earlier.user))
+            if not said or earlier.turn_number in already:
+                continue
+            best = max(said, key=lambda s: t.overlap(message, s))
+            shared = t.content_terms(message) & t.content_terms(best)
+            if len(shared) >= 2 and t.overlap(message, best) >= 0.34:
+                parts.append(f"This connects to what you said in turn {earlier.turn_number}: "
+                             f"“{extractive.clip_words(best, 35)}”")
+                break
+    return parts
+
+
+def _explain(question: str) -> str:
+    lowered = question.lower()
+    for key, text in GLOSSARY.items():
+        if key in lowered:
+            return text
+    return ("I ask about the problem before the solution: who feels it, why now, who must change, who benefits "
+            "from today's way, what it touches, and how we'd measure success. Then we stress-test one option.")
+
+
+_SLOT_QUESTIONS = [
+    (re.compile(r"first few weeks|early", re.I), "metric_leading"),
+    (re.compile(r"business outcome|baseline", re.I), "metric_lagging"),
+    (re.compile(r"must not get worse|anti-metric", re.I), "metric_anti"),
+    (re.compile(r"stop or change course|make you stop", re.I), "do_not_proceed_if"),
+]
+
+
+_GAPS_MODE_1 = [
+    ("problem", "In a sentence or two, what is going wrong today, and for whom?"),
+    ("audience", "Who exactly has this problem, and roughly how many of them are there?"),
+    ("decision_authority", "Who has the final say on whether this goes ahead?"),
+    ("metric_lagging", "Which business number should this move, from what baseline to what target?"),
+    ("metric_leading", "What early signal, within weeks, would tell you it is working?"),
+    ("metric_anti", "What must not get worse while you do this?"),
+    ("do_not_proceed_if", "What result, by when, would make you stop?"),
+]
+_GAPS_MODE_2 = [
+    ("value_risk", "What evidence shows users would switch from today's workaround to this?"),
+    ("usability_risk", "Where and under what conditions will people use it, and what is the hardest first step?"),
+    ("feasibility_risk", "What has the team never built before here, and what data does it need?"),
+    ("viability_risk", "What does it cost to run, and who has to sign off (legal, finance, security)?"),
+    ("build_vs_buy", "Build, buy or partner: which way are you leaning, and why?"),
+    ("validation", "What is the cheapest test of the riskiest assumption, and what result would stop you?"),
+]
+
+
+def _recently_asked(state: SessionState, turns: int = 8) -> str:
+    return "\n".join(turn.assistant for turn in state.turns[-turns:])
+
+
+def _questions(ctx, state: SessionState, u: Understanding) -> str:
+    d = ctx.decision
+    mode = d.mode
+    filled = filled_slots(state, u)
+    recent = _recently_asked(state)
+    just_answered = {p.probe for p in u.probes}
+    probe = find_probe(d.next_probe) if d.next_probe else None
+    asked: list[str] = []
+    header = ""
+    if probe is not None and probe.id not in just_answered:
+        bank = [q for q in probe.questions if q not in recent]
+        bank = [q for q in bank if not any(p.search(q) and slot in filled for p, slot in _SLOT_QUESTIONS)]
+        pattern_q = [find_pattern(p).question for p in d.patterns[:1] if find_pattern(p)]
+        asked = (pattern_q + bank)[:3]
+        if asked:
+            header = f"**{probe.name}** — {probe.purpose}"
+    if len(asked) < 2:
+        gaps = _GAPS_MODE_1 if mode == "mode_1" else _GAPS_MODE_2
+        asked += [q for slot, q in gaps if slot not in filled and q not in recent and q not in asked][: 3 - len(asked)]
+        if not header and asked:
+            header = "**Filling the gaps in the " + ("problem brief" if mode == "mode_1" else "solution evaluation") + "**"
+    if not asked:
+        if mode == "mode_1":
+            return ("The problem brief has what it needs. Shall we stress-test a solution (say which option), or "
+                    "shall I write up the brief?")
+        return "The evaluation has what it needs. Shall I write up the solution evaluation?"
+    return "\n\n".join([header] + [f"Question {i}: {q}" for i, q in enumerate(asked, 1)])
+
+
+def _synthesis(state: SessionState) -> str:
+    brief = state.problem_brief
+    lines = ["**Where we are**"]
+    if brief.problem_statement:
+        lines.append(f"- Problem: {t.clip_words(brief.problem_statement, 45)}")
+    if brief.target_audience:
+        lines.append(f"- Audience: {t.clip_words(brief.target_audience, 30)}")
+    if brief.stakeholders:
+        people = ", ".join(f"{s.name} ({offline_plan._ROLE_LABEL.get(s.role, 'involved')})"
+                           for s in brief.stakeholders[:6])
+        lines.append(f"- Stakeholders: {people}" + (" and more" if len(brief.stakeholders) > 6 else ""))
+    metrics = brief.success_metrics
+    for label, items in (("Leading", metrics.leading), ("Lagging", metrics.lagging), ("Anti-metric", metrics.anti_metrics)):
+        if items:
+            lines.append(f"- {label}: {t.clip_words(items[-1], 25)}")
+    criteria = brief.decision_criteria
+    if criteria.proceed_if or criteria.do_not_proceed_if:
+        first = (criteria.do_not_proceed_if or criteria.proceed_if)[-1]
+        lines.append(f"- Decision line: {t.clip_words(first, 25)}")
+    live = [a for a in state.assumptions if not a.retired]
+    if live:
+        risky = [a for a in live if a.status in ("at_risk", "invalidated")]
+        lines.append(f"- Assumptions: {len(live)} registered" + (f", {len(risky)} at risk or invalidated" if risky else "")
+                     + f"; e.g. {live[-1].id}: {t.clip_words(live[-1].claim, 20)}")
+    evaluation = state.solution_evaluation
+    if state.active_mode == "mode_2" and evaluation.solution_name:
+        rated = [f"{dim} {getattr(evaluation, f'{dim}_risk').level}" for dim in
+                 ("value", "usability", "feasibility", "viability")]
+        lines.append(f"- Evaluating {evaluation.solution_name}: " + ", ".join(rated))
+    open_probes = [find_probe(p).name for p in MODE_ORDER[state.active_mode] if p not in state.routing.probes_fired]
+    if open_probes:
+        lines.append("- Still open: " + ", ".join(open_probes))
+    return "\n".join(lines) if len(lines) > 1 else "We have not pinned the problem down yet."
+
+
+__all__ = ["GLOSSARY", "OFFLINE_NOTICE", "OfflineLLM", "best_sentence", "best_sentences"]

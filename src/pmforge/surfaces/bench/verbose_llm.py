@@ -1,0 +1,55 @@
+"""Bench-only: the offline interviewer made as long-winded as Claude is allowed to be.
+
+The heavy workload of `forge bench prompt` needs replies near the output cap and a second tool-loop
+round that carries a long assistant message, produced by the real turn loop. This wraps `OfflineLLM`:
+every reply round is the offline reply padded to ~1,100 words (about 1,450 cl100k tokens, under the
+1,500-token cap), and the first round always calls tools, so round 2 always carries that long text back.
+It also records what each reply round really sent, as an independent check on the turn's token report.
+"""
+
+from __future__ import annotations
+
+import random
+
+from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
+from pmforge.surfaces.bench import session
+
+
+def _after_tools(request: ChatRequest) -> bool:
+    last = request.messages[-1]["content"] if request.messages else ""
+    return isinstance(last, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last)
+
+
+class VerboseLLM(LLM):
+    def __init__(self, inner: LLM, words: int = 1100, seed: int = 23):
+        self.inner, self.words = inner, words
+        self.name, self.online = f"verbose-{inner.name}", inner.online
+        self.rng = random.Random(seed)
+        self.sent: list[int] = []  # tokens of each reply request since the last `take_rounds`
+
+    def take_rounds(self) -> list[int]:
+        rounds, self.sent = self.sent, []
+        return rounds
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        if request.purpose != "reply":
+            return self.inner.complete(request)
+        self.sent.append(request.token_count())
+        response = self.inner.complete(request)
+        if not _after_tools(request) and not response.tool_uses:
+            # Nothing to record this turn: a summary update still makes a second round, as Claude often does.
+            words = request.context.user_message.split()[:120] if request.context else ["The", "session", "goes", "on."]
+            summary = " ".join(words)
+            response = ChatResponse(
+                tool_uses=[ToolUse(id="bench_1", name="update_conversation_summary",
+                                   input={"summary": f"Latest from the PM: {summary}"[:1500]})],
+                stop_reason="tool_use",
+            )
+        return response.model_copy(update={"text": self._pad(response.text)})
+
+    def _pad(self, text: str) -> str:
+        missing = self.words - len(text.split())
+        if missing <= 0:
+            return text
+        filler = "To think this through out loud before we go on: " + session.prose(self.rng, missing)
+        return f"{text}\n\n{filler}".strip()

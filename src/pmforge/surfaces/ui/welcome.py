@@ -1,0 +1,103 @@
+"""What a newcomer sees: what Forge is for and what to do first, starter prompts, the upload hint, the
+demo's banner, and plain words while a project's files are being prepared. The app decides when each
+shows; nothing here reads or writes a project."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import streamlit as st
+
+from pmforge.core.models import ProjectState
+from pmforge.project.project import Upkeep
+from pmforge.core.words import counted
+
+WHAT_FORGE_DOES = (
+    "Forge helps a product manager work out whether a product question is worth pursuing: it interviews you, "
+    "two or three sharp questions at a time, grounded in the documents behind the question. "
+    "As you answer, it keeps a problem brief and an assumption register up to date, so you come away with a "
+    "written case instead of a chat log."
+)
+STEPS = (
+    ("Upload the files behind your question", "interview notes, research, a pilot plan (DOCX or Markdown), "
+                                              "with the uploader in the sidebar."),
+    ("Talk it through", "answer Forge's questions; it quotes your files and remembers what you said."),
+    ("Take away the brief and the assumption register", "download them from the sidebar at any point."),
+)
+# Sent as the PM's first message. Each reads well to Claude and leaves the offline interviewer's brief clean
+# (no instruction ends up recorded as a problem statement or a stakeholder).
+STARTER_PROMPTS = (
+    "Start the interview: ask me your first questions.",
+    "Start with my files: ask me about what they show.",
+    "Start with the people: ask me who is involved.",
+    "Start with the risks: ask me what could sink this.",
+)
+UPLOAD_HINT = (
+    "**Start by uploading your files.** Use **Upload DOCX or Markdown** in the sidebar, under *Project Files*: "
+    "interview notes, research, a pilot plan. Forge quotes them when it answers."
+)
+EXAMPLE_NOTE = (
+    "**This is a finished example.** A product manager talked through a round of store interviews: read the "
+    "conversation below (each answer cites the interview file), then the problem brief and the assumption "
+    "register in the sidebar. Try it yourself: your changes stay in a private copy, and **Reset demo** "
+    "brings the example back."
+)
+
+
+def intro() -> None:
+    st.markdown(WHAT_FORGE_DOES)
+    st.markdown("\n".join(f"{i}. **{title}** — {detail}" for i, (title, detail) in enumerate(STEPS, 1)))
+
+
+def upload_hint() -> None:
+    st.info(UPLOAD_HINT, icon=":material/upload_file:")
+
+
+def starter_prompts(on_pick: Callable[[str], None]) -> None:
+    st.caption("Or begin with one of these:")
+    columns = st.columns(2)
+    for i, prompt in enumerate(STARTER_PROMPTS):
+        columns[i % 2].button(prompt, key=f"starter-{i}", on_click=on_pick, args=(prompt,),
+                              use_container_width=True)
+
+
+def example_banner(on_reset: Callable[[], None]) -> None:
+    with st.container(border=True):
+        intro()
+        st.markdown(EXAMPLE_NOTE)
+        st.button("Reset demo", key="reset-demo", icon=":material/restart_alt:", on_click=on_reset,
+                  help="Put the example back as it was shipped; what you added to it is removed.")
+
+
+# ---------------------------------------------------------------- preparing a project's files, in plain words
+
+def preparing_label(upkeep: Upkeep, manifest: ProjectState) -> str:
+    """What the app says while it catches a project's search up (a fresh clone or copy has no vectors):
+    what is being prepared, in files and passages, never the store's or the embedder's names."""
+    indexed = [f for f in manifest.file_summaries if f.indexed]
+    files = indexed if upkeep.mismatch else [f for f in indexed if f.filename in upkeep.missing_files]
+    passages = sum(f.chunk_count for f in files)
+    what = [f"{counted(len(files), 'file', thousands=True)}, {counted(passages, 'passage', thousands=True)}"] if files else []
+    if upkeep.unremembered:
+        what.append(counted(len(upkeep.unremembered), "earlier turn", thousands=True))
+    return "Preparing your files…" + (f" ({'; '.join(what)})" if what else "")
+
+
+def ready_label(manifest: ProjectState, remembered_turns: int) -> str:
+    """What the app says once the catch-up is done: everything the next turn can search."""
+    indexed = [f for f in manifest.file_summaries if f.indexed]
+    said = (f"Your files are ready: {counted(sum(f.chunk_count for f in indexed), 'passage', thousands=True)} from "
+            f"{counted(len(indexed), 'file', thousands=True)}." if indexed else "Ready.")
+    if remembered_turns:
+        said += f" {counted(remembered_turns, 'earlier turn', thousands=True)} remembered."
+    return said
+
+
+def plain_stage(stage: str) -> str:
+    """A progress stage of the catch-up, as the app shows it under the bar."""
+    for before, after in (("Re-indexing conversation", "Remembering the conversation"),
+                          ("Re-indexing ", "Preparing "), ("Indexing ", "Preparing "),
+                          ("Rebuilding the keyword index", "Preparing the keyword search")):
+        if stage.startswith(before):
+            return after + stage[len(before):]
+    return stage

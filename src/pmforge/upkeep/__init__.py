@@ -1,0 +1,1 @@
+"""Keeping a project sound: doctor, re-indexing, migrations between stores."""

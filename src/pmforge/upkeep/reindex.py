@@ -1,0 +1,92 @@
+"""Re-indexing: what `forge reindex` and the app's rebuild do — bring the store up to this clone's files and
+transcript (nothing dropped), or drop and rebuild it (`--force`)."""
+
+from __future__ import annotations
+
+from pmforge.core.errors import ForgeError
+from pmforge.core.words import counted
+from pmforge.ingest.pipeline import Progress, quiet, reindex_file
+from pmforge.project.project import Project
+from pmforge.turn.remember import asked_before, catch_up, remember, summarize_turn
+
+
+
+def reindex(project: Project, progress: Progress | None = None, force: bool = False) -> str:
+    """`forge reindex`: add what this clone's files and transcript need and the store lacks — listed files
+    with no vectors are indexed (one another clone already indexed, same file id, is only claimed, not
+    embedded again), turns the memory lacks are remembered, keyword caches behind their collection are
+    rebuilt from the texts Chroma holds. Nothing is dropped, so it is safe on a store other clones share.
+
+    `force` (`forge reindex --force`, the only way anything is dropped): drop the project's collections —
+    on a shared server every clone's — and rebuild them from this clone's files and transcript, holding the
+    project's lease. An embedded store is this clone's alone: vectors of another embedder are rebuilt there
+    without asking, as a fresh clone's would be."""
+    progress = progress or quiet
+    store = project.store
+    mismatch = store.mismatched()
+    if mismatch and not force:
+        if store.shared:
+            raise ForgeError(
+                f"The shared vectors of '{project.ws.slug}' were made with {mismatch}, not {store.signature}; "
+                f"run `forge reindex --force {project.ws.slug}` to rebuild them for every clone."
+            )
+        force = True
+    return _rebuild(project, progress) if force else _catch_up(project, progress)
+
+
+def _catch_up(project: Project, progress: Progress) -> str:
+    ws, store, services = project.ws, project.store, project.services
+    with ws.operation("reindex"):
+        upkeep = project.upkeep()  # again, under the lock: another window may have caught up meanwhile
+        for name in upkeep.stale_keywords:
+            progress("Rebuilding the keyword index", 0, 1)
+            store.reindex_keywords(name)
+        manifest = ws.load_project_state()
+        listed = [f for f in manifest.file_summaries if f.indexed]
+        missing = [f for f in listed if f.filename in upkeep.missing_files]
+        for i, entry in enumerate(missing):
+            progress(f"Indexing {entry.filename}", i, len(missing))
+            reindex_file(project, entry)
+        for entry in listed:
+            if entry.file_id in upkeep.unclaimed_files:
+                store.claim(entry.file_id, entry.filename)
+        if missing:
+            ws.save_project_state(manifest)
+        state = ws.load_state()
+        stored = store.turn_ids()
+        if upkeep.unremembered and any(turn_id.isdigit() for turn_id in stored):
+            store.adopt_numbered_turns(state.turns)  # memory from before turn ids: re-keyed, not re-embedded
+            stored = store.turn_ids()
+        progress("Remembering the conversation", 0, 1)
+        remembered = catch_up(store, services.embedder, services.llm, state, project.settings, ws=ws, stored=stored)
+    progress("Done", 1, 1)
+    done = [f"{counted(len(missing), 'file')} indexed", f"{counted(len(remembered), 'turn')} remembered"]
+    if upkeep.stale_keywords:
+        done.append("keyword index rebuilt")
+    return f"Caught up '{ws.slug}': {', '.join(done)}; nothing was dropped."
+
+
+def _rebuild(project: Project, progress: Progress) -> str:
+    """Drop and rebuild, holding the project's lease (renewed between files) so no other clone drops or
+    deletes at the same time."""
+    ws, store = project.ws, project.store
+    with ws.operation("reindex --force"), store.lease("rebuilding") as lease:
+        store.drop_all()
+        manifest = ws.load_project_state()
+        files = [f for f in manifest.file_summaries if f.indexed]
+        for i, entry in enumerate(files):
+            progress(f"Re-indexing {entry.filename}", i, len(files))
+            reindex_file(project, entry)
+            lease.renew()
+        ws.save_project_state(manifest)
+        state = ws.load_state()
+        for i, turn in enumerate(state.turns):
+            progress("Re-indexing conversation", i, len(state.turns))
+            asked = asked_before(state.turns, i)
+            if not turn.summary:
+                turn.summary = summarize_turn(project.services.llm, turn.user, turn.assistant, project.settings, asked)
+            remember(project.store, project.services.embedder, turn, asked)
+            turn.indexed = True
+        ws.save_state(state)
+    progress("Done", 1, 1)
+    return f"Re-indexed {len(files)} files and {len(state.turns)} turns with {project.store.signature}."
