@@ -1,22 +1,27 @@
-"""Probe and pattern types, the combined registry, and lookup helpers."""
+"""Probes and patterns as values, and the `Catalogue` one project works with: lookups by id or name, each
+mode's probe order, and the compact listing Phase A routes from. Reading them from their Markdown files is
+`loader`'s job; this module reads no files and holds no state."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Literal, Sequence, TypeVar
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 Mode = Literal["mode_1", "mode_2"]
+MODES: tuple[Mode, ...] = ("mode_1", "mode_2")
 
 
-@dataclass(frozen=True)
-class Probe:
+class Probe(BaseModel):
     """A line of inquiry the interviewer works through, in a fixed order per mode."""
+
+    model_config = ConfigDict(frozen=True)
 
     id: str
     name: str
     mode: Mode
-    order: int
+    order: int | None = None  # place in the mode's interview; unnumbered ones come last
     purpose: str
     look_for: tuple[str, ...]
     questions: tuple[str, ...]
@@ -33,13 +38,15 @@ class Probe:
         )
 
 
-@dataclass(frozen=True)
-class Pattern:
+class Pattern(BaseModel):
     """A recurring failure mode that is surfaced only when its signals show up."""
+
+    model_config = ConfigDict(frozen=True)
 
     id: str
     name: str
     mode: Mode
+    order: int | None = None  # place in the mode's listing (of several that fire, the first two are taken)
     triggers: tuple[str, ...]
     signals: str
     stay_silent_when: str
@@ -64,12 +71,101 @@ def _key(text: str) -> str:
 _T = TypeVar("_T", Probe, Pattern)
 
 
-def _index(items: dict[str, _T]) -> dict[str, _T]:
+def _in_order(items: Sequence[_T], mode: Mode) -> tuple[_T, ...]:
+    # Stable: items without an order keep the sequence they were given in (built-ins first, then by file name).
+    mine = [item for item in items if item.mode == mode]
+    return tuple(sorted(mine, key=lambda item: (item.order is None, item.order or 0)))
+
+
+def _index(items: Sequence[_T]) -> dict[str, _T]:
     index: dict[str, _T] = {}
-    for item in items.values():
-        index[_key(item.id)] = item
-        index[_key(item.name)] = item
+    for item in items:  # the first item to claim a key keeps it: built-ins before a project's own
+        index.setdefault(_key(item.id), item)
+        index.setdefault(_key(item.name), item)
     return index
+
+
+def _gist(text: str, words: int = 8) -> str:
+    """The lead clause of a purpose, capped at `words` words.
+
+    The routing model only needs a hint; the full purpose reaches the prompt once a probe is chosen.
+    Purposes are written so their lead clause (before ; : ? ( or a dash) is already short.
+    """
+    lead = re.split(r"[;:?(.]| — ", text, maxsplit=1)[0].strip()
+    parts = lead.split()
+    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
+
+
+class Catalogue(BaseModel):
+    """Every probe and pattern one project works with: the built-ins, then the project's own patterns.
+
+    A value: built per turn (see `loader.project_catalogue`) and handed to whoever needs it, so the router
+    and the tools of one project never see another project's patterns.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    probes: tuple[Probe, ...]
+    patterns: tuple[Pattern, ...]
+    problems: tuple[str, ...] = ()  # one sentence per project file that was skipped
+
+    _probe_ids: dict[str, Probe] = PrivateAttr(default_factory=dict)
+    _pattern_ids: dict[str, Pattern] = PrivateAttr(default_factory=dict)
+    _probe_keys: dict[str, Probe] = PrivateAttr(default_factory=dict)
+    _pattern_keys: dict[str, Pattern] = PrivateAttr(default_factory=dict)
+    _order: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
+
+    def model_post_init(self, _context: object) -> None:
+        ids = [item.id for item in (*self.probes, *self.patterns)]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise ValueError(f"duplicate probe or pattern id: {', '.join(repeated)}")
+        self._probe_ids = {p.id: p for p in self.probes}
+        self._pattern_ids = {p.id: p for p in self.patterns}
+        self._probe_keys = _index(self.probes)
+        self._pattern_keys = _index(self.patterns)
+        self._order = {mode: tuple(p.id for p in _in_order(self.probes, mode)) for mode in MODES}
+
+    def with_patterns(self, patterns: Sequence[Pattern], problems: Sequence[str] = ()) -> "Catalogue":
+        """This catalogue plus a project's own patterns (after the built-ins)."""
+        return Catalogue(probes=self.probes, patterns=(*self.patterns, *patterns),
+                         problems=(*self.problems, *problems))
+
+    def order(self, mode: Mode) -> tuple[str, ...]:
+        """The ids of the mode's probes, in interview order."""
+        return self._order[mode]
+
+    def probes_for(self, mode: Mode) -> list[Probe]:
+        return [self._probe_ids[pid] for pid in self._order[mode]]
+
+    def patterns_for(self, mode: Mode) -> list[Pattern]:
+        return list(_in_order(self.patterns, mode))
+
+    def find_probe(self, name_or_id: str | None) -> Probe | None:
+        return self._probe_ids.get(name_or_id or "") or self._probe_keys.get(_key(name_or_id or ""))
+
+    def find_pattern(self, name_or_id: str | None) -> Pattern | None:
+        return self._pattern_ids.get(name_or_id or "") or self._pattern_keys.get(_key(name_or_id or ""))
+
+    def probe_name(self, probe_id: str) -> str:
+        """The probe's name; an id the catalogue no longer knows is shown as it is."""
+        probe = self.find_probe(probe_id)
+        return probe.name if probe else probe_id
+
+    def pattern_name(self, pattern_id: str) -> str:
+        pattern = self.find_pattern(pattern_id)
+        return pattern.name if pattern else pattern_id
+
+    def text(self, mode: Mode) -> str:
+        """The compact listing Phase A chooses from: each probe with the gist of its purpose, each pattern."""
+        lines = ["Probes (in order):"]
+        lines += [f"{p.id} — {p.name}: {_gist(p.purpose)}" for p in self.probes_for(mode)]
+        lines.append("Patterns:")
+        lines += [f"{p.id} — {p.name}" for p in self.patterns_for(mode)]
+        return "\n".join(lines)
+
+
+# ---- the literal catalogue, until the Markdown files replace it (removed in the next step) -------------------
 
 
 def _build() -> tuple[dict[str, Probe], dict[str, Pattern], dict[Mode, tuple[str, ...]]]:
@@ -95,12 +191,9 @@ def _build() -> tuple[dict[str, Probe], dict[str, Pattern], dict[Mode, tuple[str
 
 
 PROBES, PATTERNS, MODE_ORDER = _build()
-_PROBE_INDEX = _index(PROBES)
-_PATTERN_INDEX = _index(PATTERNS)
+_PROBE_INDEX = {k: v for item in PROBES.values() for k, v in ((_key(item.id), item), (_key(item.name), item))}
+_PATTERN_INDEX = {k: v for item in PATTERNS.values() for k, v in ((_key(item.id), item), (_key(item.name), item))}
 
-
-# Patterns a project adds in projects/<slug>/patterns/*.md, by project slug (ids are namespaced by slug,
-# so several projects open in one process never see each other's).
 _PROJECT_PATTERNS: dict[str, list[Pattern]] = {}
 
 
@@ -122,9 +215,6 @@ def find_probe(name_or_id: str) -> Probe | None:
 
 
 def find_pattern(name_or_id: str, project: str | None = None) -> Pattern | None:
-    """A built-in pattern by id or name, or `project`'s own. Without a project (showing what an earlier turn
-    recorded), a project's pattern only by its exact namespaced id: the router and the tools of one project
-    never accept another project's pattern, even one with the same name, when one app serves several."""
     found = PATTERNS.get(name_or_id) or _PATTERN_INDEX.get(_key(name_or_id or ""))
     if found is not None:
         return found
@@ -132,17 +222,6 @@ def find_pattern(name_or_id: str, project: str | None = None) -> Pattern | None:
         wanted = _key(name_or_id or "")
         return next((p for p in _PROJECT_PATTERNS.get(project, []) if wanted in (_key(p.id), _key(p.name))), None)
     return next((p for extra in _PROJECT_PATTERNS.values() for p in extra if p.id == name_or_id), None)
-
-
-def _gist(text: str, words: int = 8) -> str:
-    """The lead clause of a purpose, capped at `words` words.
-
-    The routing model only needs a hint; the full purpose reaches the prompt once a probe is chosen.
-    Purposes are written so their lead clause (before ; : ? ( or a dash) is already short.
-    """
-    lead = re.split(r"[;:?(.]| — ", text, maxsplit=1)[0].strip()
-    parts = lead.split()
-    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
 
 
 def catalogue_text(mode: Mode, project: str | None = None) -> str:
