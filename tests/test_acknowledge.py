@@ -10,6 +10,7 @@ from pathlib import Path
 
 from stubs import text_message, tool_use_message
 
+from pmforge.knowledge import builtin_catalogue
 from pmforge.models import Assumption, ProjectState, SessionState, ToolCallRecord
 from pmforge.project import Project
 from pmforge.tools import ToolContext, run_tool
@@ -24,7 +25,7 @@ def run_calls(before: SessionState, calls: list[tuple[str, dict]], pm_words: str
               org: str = "") -> tuple[SessionState, list[ToolCallRecord]]:
     """The state after Forge's real tools ran `calls` on a copy of `before`, and the records of the calls."""
     ctx = ToolContext(state=working_copy(before), project_state=ProjectState(org_context=org), turn_number=4,
-                      pm_words=pm_words)
+                      catalogue=builtin_catalogue(), pm_words=pm_words)
     records = []
     for name, args in calls:
         ok, text = run_tool(name, args, ctx)

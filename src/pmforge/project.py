@@ -19,6 +19,7 @@ from config import Settings, get_settings
 
 from . import transcript
 from .embed import Embedder, make_embedder
+from .knowledge import Catalogue, project_catalogue
 from .llm import LLM, make_llm
 from .models import ProjectState, SessionState
 from .errors import ForgeError
@@ -184,6 +185,10 @@ class Project:
 
     def project_state(self) -> ProjectState:
         return self.ws.load_project_state()
+
+    def catalogue(self) -> Catalogue:
+        """The built-in probes and patterns plus this project's own (`patterns/*.md`, read again when they change)."""
+        return project_catalogue(self.ws.slug, self.ws.root)
 
     def passage(self, source) -> str | None:
         """The exact text a citation points to, or None when that version of the file is gone."""

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..knowledge import CORE_INSTRUCTIONS, MODE_CORE, patterns_for, probes_for
+from ..knowledge import CORE_INSTRUCTIONS, MODE_CORE, builtin_catalogue
 from ..models import ProjectState, SessionState
 from ..tokens import count_tokens
 from ..tools import tool_specs
@@ -30,16 +30,17 @@ _UNBOUNDED = 10**7
 def baseline_phase_b(state: SessionState, project_state: ProjectState, message: str) -> int:
     """Tokens of a 'send everything' Phase B prompt: every probe and pattern, the whole state, every turn."""
     mode = state.active_mode
+    catalogue = builtin_catalogue()  # the bench's synthetic projects add no patterns
     knowledge = "\n\n".join(
         [FORGE_SYSTEM, CORE_INSTRUCTIONS, MODE_CORE[mode]]
-        + [p.render() for p in probes_for(mode)]
-        + [p.render() for p in patterns_for(mode)]
+        + [p.render() for p in catalogue.probes_for(mode)]
+        + [p.render() for p in catalogue.patterns_for(mode)]
     )
     context = "\n\n".join([
         render.context_block(project_state, _UNBOUNDED),
         render.assumption_register(state.assumptions, _UNBOUNDED),
         render.skeleton(state, _UNBOUNDED),
-        render.routing_context(state, _UNBOUNDED),
+        render.routing_context(state, _UNBOUNDED, catalogue),
     ])
     history = sum(count_tokens(t.user) + count_tokens(t.assistant) + 8 for t in state.turns)
     tools = count_tokens(json.dumps([t.model_dump() for t in tool_specs()]))

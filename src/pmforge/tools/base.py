@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Callable, get_type_hints
 
 from pydantic import BaseModel
 
+from ..knowledge import Catalogue
 from ..llm.base import ToolSpec, model_schema
 from ..models import ProjectState, RoutingDecision, SessionState
 from ..workspace import Workspace
@@ -27,6 +28,7 @@ class ToolContext:
     state: SessionState
     project_state: ProjectState
     turn_number: int
+    catalogue: Catalogue  # this project's probes and patterns: the only ones its tools accept
     active_probe: str | None = None
     workspace: Workspace | None = None  # for tools that write files (artifacts)
     decision: RoutingDecision | None = None  # this turn's routing decision (Phase A, sanitised)
