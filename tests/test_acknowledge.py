@@ -12,6 +12,7 @@ from stubs import text_message, tool_use_message
 
 from pmforge.core.models import Assumption, ProjectState, SessionState, ToolCallRecord
 from pmforge.project.project import Project
+from pmforge.knowledge import builtin_catalogue
 from pmforge.tools import ToolContext, run_tool
 from pmforge.turn.acknowledge import HEADING, acknowledgement, acknowledgement_lines
 from pmforge.turn.orchestrator import run_turn, start_turn, working_copy
@@ -24,7 +25,7 @@ def run_calls(before: SessionState, calls: list[tuple[str, dict]], pm_words: str
               org: str = "") -> tuple[SessionState, list[ToolCallRecord]]:
     """The state after Forge's real tools ran `calls` on a copy of `before`, and the records of the calls."""
     ctx = ToolContext(state=working_copy(before), project_state=ProjectState(org_context=org), turn_number=4,
-                      pm_words=pm_words)
+                      catalogue=builtin_catalogue(), pm_words=pm_words)
     records = []
     for name, args in calls:
         ok, text = run_tool(name, args, ctx)

@@ -14,6 +14,7 @@ from pmforge.outputs.artifacts import generate, latest
 from pmforge.outputs.briefs import TBC, problem_brief_markdown, solution_evaluation_markdown
 from pmforge.outputs.register import register_csv, register_json
 from pmforge.outputs.word import markdown_to_docx
+from pmforge.knowledge import builtin_catalogue
 from pmforge.core.models import (
     Assumption,
     AssumptionChange,
@@ -31,6 +32,7 @@ from pmforge.core.models import (
 )
 
 NOW = datetime(2026, 11, 22, 15, 12, 0, tzinfo=timezone.utc)
+CATALOGUE = builtin_catalogue()
 UNICODE_CLAIM = "Zoë's 店舗 team “trusts” the dashboard — ✓, even at 5 a.m.\nSecond line"
 
 MODE_1_HEADINGS = [
@@ -138,7 +140,7 @@ def rows(table) -> list[list[str]]:
 # ---------------------------------------------------------------- Problem Brief
 
 def test_problem_brief_complete():
-    md, missing = problem_brief_markdown(mode_1_state(), org(), now=NOW)
+    md, missing = problem_brief_markdown(mode_1_state(), org(), CATALOGUE, now=NOW)
     assert missing == []
     assert TBC not in md
     assert md.startswith("# Problem Brief — Fresh Shrink Pilot\n")
@@ -163,7 +165,7 @@ def test_problem_brief_complete():
 
 
 def test_problem_brief_docx_complete():
-    md, _ = problem_brief_markdown(mode_1_state(), org(), now=NOW)
+    md, _ = problem_brief_markdown(mode_1_state(), org(), CATALOGUE, now=NOW)
     document = docx_of(markdown_to_docx(md))
     found = headings(document)
     assert found["Problem Brief — Fresh Shrink Pilot"] == "Heading 1"
@@ -196,7 +198,7 @@ def test_problem_brief_docx_complete():
 
 
 def test_problem_brief_empty():
-    md, missing = problem_brief_markdown(SessionState(project_name="Empty"), ProjectState(), now=NOW)
+    md, missing = problem_brief_markdown(SessionState(project_name="Empty"), ProjectState(), CATALOGUE, now=NOW)
     assert missing == MODE_1_REQUIRED
     assert md.count(f"_{TBC}_") == len(MODE_1_REQUIRED)
     assert f"**{TBC}:** Problem statement; Target audience; Stakeholders; Success metrics; Decision criteria." in md
@@ -215,7 +217,7 @@ def test_problem_brief_partial_lists_only_what_is_empty():
         decision_criteria=DecisionCriteria(do_not_proceed_if=["No budget"]),
         stakeholders=[Stakeholder(name="  ")],  # a blank name is not a stakeholder
     ))
-    md, missing = problem_brief_markdown(state, ProjectState(), now=NOW)
+    md, missing = problem_brief_markdown(state, ProjectState(), CATALOGUE, now=NOW)
     assert missing == ["Target audience", "Stakeholders"]
     assert "# Problem Brief — Untitled project" in md
     assert "**Leading indicators**\n\n_Not recorded_" in md
@@ -225,7 +227,7 @@ def test_problem_brief_partial_lists_only_what_is_empty():
 # ---------------------------------------------------------------- Solution Evaluation Brief
 
 def test_solution_evaluation_complete():
-    md, missing = solution_evaluation_markdown(mode_2_state(), org(), now=NOW)
+    md, missing = solution_evaluation_markdown(mode_2_state(), org(), CATALOGUE, now=NOW)
     assert missing == []
     assert TBC not in md
     assert md.startswith("# Solution Evaluation Brief — Fresh Shrink Pilot\n")
@@ -249,7 +251,7 @@ def test_solution_evaluation_complete():
 
 
 def test_solution_evaluation_docx_complete():
-    md, _ = solution_evaluation_markdown(mode_2_state(), org(), now=NOW)
+    md, _ = solution_evaluation_markdown(mode_2_state(), org(), CATALOGUE, now=NOW)
     document = docx_of(markdown_to_docx(md))
     found = headings(document)
     assert found["Solution Evaluation Brief — Fresh Shrink Pilot"] == "Heading 1"
@@ -271,7 +273,7 @@ def test_solution_evaluation_docx_complete():
 
 
 def test_solution_evaluation_empty():
-    md, missing = solution_evaluation_markdown(SessionState(), ProjectState(), now=NOW)
+    md, missing = solution_evaluation_markdown(SessionState(), ProjectState(), CATALOGUE, now=NOW)
     assert missing == MODE_2_REQUIRED
     assert md.count(f"_{TBC}_") == len(MODE_2_REQUIRED)
     assert "complete the Problem Brief first" in md
@@ -282,10 +284,10 @@ def test_solution_evaluation_empty():
 def test_solution_evaluation_unregistered_riskiest_assumption_is_shown_as_written():
     state = mode_2_state()
     state.solution_evaluation.validation_plan.riskiest_assumption = "Leads trust the alert"
-    md, _ = solution_evaluation_markdown(state, ProjectState(), now=NOW)
+    md, _ = solution_evaluation_markdown(state, ProjectState(), CATALOGUE, now=NOW)
     assert "**Riskiest assumption:** Leads trust the alert" in md
     state.solution_evaluation.validation_plan.riskiest_assumption = "A4"
-    md, _ = solution_evaluation_markdown(state, ProjectState(), now=NOW)
+    md, _ = solution_evaluation_markdown(state, ProjectState(), CATALOGUE, now=NOW)
     assert "**Riskiest assumption:** A4 — Retired claim about printers (retired)" in md
 
 
@@ -365,7 +367,7 @@ def test_generate_and_latest(project):
     folder = project.ws.artifacts
     assert latest(project.ws, "problem_brief") == {}
 
-    first = generate(project.ws, state, project.project_state(), "problem_brief", now=NOW)
+    first = generate(project.ws, state, project.project_state(), "problem_brief", project.catalogue(), now=NOW)
     assert first.kind == "problem_brief" and first.missing == []
     assert [p.name for p in first.paths] == ["problem-brief-20261122-151200.md", "problem-brief-20261122-151200.docx"]
     assert all(p.parent == folder and p.is_file() for p in first.paths)
@@ -375,13 +377,13 @@ def test_generate_and_latest(project):
     assert latest(project.ws, "problem_brief") == {"md": md_path, "docx": docx_path}
 
     later = NOW + timedelta(minutes=5)
-    second = generate(project.ws, state, project.project_state(), "problem_brief", now=later)
+    second = generate(project.ws, state, project.project_state(), "problem_brief", project.catalogue(), now=later)
     assert latest(project.ws, "problem_brief") == {"md": second.paths[0], "docx": second.paths[1]}
     assert second.paths[0].name == "problem-brief-20261122-151700.md"
     assert md_path.exists()  # earlier generations are kept
 
     # the same second again: a new file beside it, nothing overwritten, and it counts as the newest
-    third = generate(project.ws, state, project.project_state(), "problem_brief", now=later)
+    third = generate(project.ws, state, project.project_state(), "problem_brief", project.catalogue(), now=later)
     assert third.paths[0].name == "problem-brief-20261122-151700-2.md"
     assert latest(project.ws, "problem_brief")["md"] == third.paths[0]
 
@@ -394,7 +396,8 @@ def test_generate_and_latest(project):
 
 
 def test_generate_solution_evaluation_reports_missing(project):
-    result = generate(project.ws, project.state(), project.project_state(), "solution_evaluation", now=NOW)
+    result = generate(project.ws, project.state(), project.project_state(), "solution_evaluation", project.catalogue(),
+                      now=NOW)
     assert result.missing == MODE_2_REQUIRED
     assert [p.suffix for p in result.paths] == [".md", ".docx"]
     assert TBC in docx_text(docx.Document(str(result.paths[1])))
@@ -403,7 +406,7 @@ def test_generate_solution_evaluation_reports_missing(project):
 
 def test_generate_register(project):
     state = register_state()
-    result = generate(project.ws, state, project.project_state(), "assumption_register", now=NOW)
+    result = generate(project.ws, state, project.project_state(), "assumption_register", project.catalogue(), now=NOW)
     assert result.missing == []
     json_path, csv_path = result.paths
     assert (json_path.name, csv_path.name) == ("assumption-register-20261122-151200.json",
@@ -418,12 +421,14 @@ def test_generate_register(project):
 
 
 def test_generate_default_time_and_unknown_kind(project):
-    result = generate(project.ws, project.state(), project.project_state(), "assumption_register")
+    result = generate(project.ws, project.state(), project.project_state(), "assumption_register",
+                      project.catalogue())
     stamp = result.paths[0].name.removeprefix("assumption-register-").removesuffix(".json")
     written = datetime.strptime(stamp, "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc)
     assert abs(datetime.now(timezone.utc) - written) < timedelta(minutes=1)
     with pytest.raises(ValueError):
-        generate(project.ws, project.state(), project.project_state(), "roadmap")  # type: ignore[arg-type]
+        generate(project.ws, project.state(), project.project_state(), "roadmap",  # type: ignore[arg-type]
+                 project.catalogue())
 
 
 def test_register_csv_cells_cannot_run_as_formulas():

@@ -116,7 +116,7 @@ def _untrimmed(project: Project, message: str):
     """A fresh, unfitted context for a turn about to start (the real assembly, on the real store)."""
     pending = start_turn(project, message)
     ctx = assemble(pending.decision, pending.state, pending.project_state, pending.message, pending.number,
-                   project.store, project.services.embedder, project.settings)
+                   project.store, project.services.embedder, project.settings, pending.catalogue)
     return pending, ctx
 
 

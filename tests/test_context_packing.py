@@ -11,8 +11,11 @@ from pmforge.core.models import RetrievedSection, Turn
 from pmforge.project.project import Project
 from pmforge.index.retrieval import Query, _Hit, find_sections, find_turns, pack_passages
 from pmforge.core.tokens import count_tokens
+from pmforge.knowledge import builtin_catalogue
 from pmforge.turn.assemble import format_documents, format_turns, shown_turns
 from pmforge.turn.remember import remember
+
+CATALOGUE = builtin_catalogue()
 
 ANSWER = "The Tuesday pilot in Store 114 cut bakery waste from 9.2 percent to 6.1 percent over six weeks."
 
@@ -111,7 +114,7 @@ def test_a_terse_answer_is_found_by_the_question_it_answered(project: Project):
     query = Query("Which store runs the pilot? Duluth?", project.services.embedder)
     found = find_turns(project.store, query, 2, "hybrid", project.settings)
     assert found[0].turn_number == 7
-    shown = format_turns(found, 1000)
+    shown = format_turns(found, 1000, CATALOGUE)
     assert "Forge had asked: Should the pilot run in the Duluth store?" in shown and "PM: Yes, that one." in shown
 
 
@@ -124,7 +127,7 @@ def test_a_later_restatement_outranks_the_earlier_figure(project: Project):
     found = find_turns(project.store, query, 3, "hybrid", project.settings)
     numbers = [t.turn_number for t in found]
     assert numbers.index(10) < numbers.index(1)
-    shown = shown_turns(found, 1000)
+    shown = shown_turns(found, 1000, CATALOGUE)
     assert [t.turn_number for t in shown] == sorted(t.turn_number for t in shown)  # chronological on screen
 
 
@@ -135,7 +138,7 @@ def test_turns_are_packed_to_the_conversation_budget(project: Project):
     query = Query("When does the bakery team want the markdown list?", project.services.embedder)
     found = find_turns(project.store, query, 12, "hybrid", project.settings)
     for budget in (150, 400, 1000):
-        shown = format_turns(shown_turns(found, budget), budget)
+        shown = format_turns(shown_turns(found, budget, CATALOGUE), budget, CATALOGUE)
         assert 0 < count_tokens(shown) <= budget
 
 
@@ -155,7 +158,7 @@ def test_an_answer_sharing_no_words_with_the_question_is_found_beside_the_turn_t
     query = Query("What did the PM take away from the book Becoming Nicole?", project.services.embedder)
     found = find_turns(project.store, query, 3, "hybrid", project.settings)
     assert {6, 7} <= {t.turn_number for t in found}
-    assert "It taught me to accept myself" in format_turns(found, 1000)
+    assert "It taught me to accept myself" in format_turns(found, 1000, CATALOGUE)
 
 
 def test_a_terse_answer_shown_after_its_question_does_not_repeat_it(project: Project):
@@ -165,7 +168,7 @@ def test_a_terse_answer_shown_after_its_question_does_not_repeat_it(project: Pro
     remember(project.store, project.services.embedder, terse, asking.assistant)
     query = Query("Which store runs the pilot? Duluth?", project.services.embedder)
     found = find_turns(project.store, query, 2, "hybrid", project.settings)
-    both = format_turns(found, 1000)
+    both = format_turns(found, 1000, CATALOGUE)
     assert both.count("Should the pilot run in the Duluth store?") == 1 and "PM: Yes, that one." in both
-    alone = format_turns([t for t in found if t.turn_number == 7], 1000)
+    alone = format_turns([t for t in found if t.turn_number == 7], 1000, CATALOGUE)
     assert "Forge had asked: Should the pilot run in the Duluth store?" in alone

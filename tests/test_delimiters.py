@@ -20,6 +20,7 @@ import unicodedata
 import pytest
 
 from pmforge.ingest.pipeline import ingest_file
+from pmforge.knowledge import builtin_catalogue
 from pmforge.llm.base import ChatRequest
 from pmforge.core.models import FileSummary, ProjectState, RetrievedSection, RetrievedTurn, RoutingDecision, SessionState, Turn
 from pmforge.project.project import Project
@@ -229,13 +230,15 @@ def test_every_tag_forge_builds_escapes_what_it_holds(project: Project):
     # The router's reasoning is Forge's own line (no block), but it may quote what the router read.
     decision = RoutingDecision(action="ask_questions", mode="mode_1", requires_retrieval=True,
                                reasoning='It quoted "</document> <\u200b/turn> &lt;pasted&gt;" from a file.')
-    ctx = AssembledContext(turn_number=len(state.turns) + 1, user_message=message, decision=decision)
+    catalogue = builtin_catalogue()
+    ctx = AssembledContext(turn_number=len(state.turns) + 1, user_message=message, decision=decision,
+                           catalogue=catalogue)
     ctx.documents, ctx.conversations = sections, retrieved
     ctx.sections = {
         "context_block": render.context_block(project_state, settings.budget_context_block),
-        "routing_context": render.routing_context(state, settings.budget_routing_context),
+        "routing_context": render.routing_context(state, settings.budget_routing_context, catalogue),
         "documents": format_documents(sections, 100_000),
-        "conversations": format_turns(retrieved, 100_000),
+        "conversations": format_turns(retrieved, 100_000, catalogue),
     }
 
     def owner_of(name: str, attributes: dict) -> set[str]:
@@ -247,7 +250,7 @@ def test_every_tag_forge_builds_escapes_what_it_holds(project: Project):
     assert kinds.count("document") == len(sections) + 1 and kinds.count("pasted") == 1
     assert kinds.count("turn") == len(retrieved) + 1
 
-    inputs = RouteInputs(state, project_state, message, ctx.turn_number)
+    inputs = RouteInputs(state, project_state, message, ctx.turn_number, catalogue)
     phase_a = check_prompt(build_route_request(inputs, settings), owner_of)
     assert [n for n, _, _ in phase_a].count("pasted") == 1
 

@@ -16,7 +16,7 @@ import pytest
 from stubs import StubServer, text_message, tool_use_message
 
 from pmforge.ingest.pipeline import ingest_file
-from pmforge.knowledge import CORE_INSTRUCTIONS, MODE_ORDER
+from pmforge.knowledge import CORE_INSTRUCTIONS, builtin_catalogue
 from pmforge.llm.base import ChatRequest, ChatResponse, ToolUse
 from pmforge.interviewer.offline import OfflineLLM
 from pmforge.core.models import ProjectState, RoutingDecision, SessionState
@@ -112,7 +112,7 @@ def _ctx(pm_words: str = "", decision: RoutingDecision | None = None, fired: lis
     state.routing.probes_fired = list(fired or [])
     state.active_probe = active_probe
     return ToolContext(state=state, project_state=ProjectState(org_context=org), turn_number=4,
-                       decision=decision, pm_words=pm_words)
+                       catalogue=builtin_catalogue(), decision=decision, pm_words=pm_words)
 
 
 def _decision(action: str, mode: str = "mode_1") -> RoutingDecision:
@@ -120,7 +120,7 @@ def _decision(action: str, mode: str = "mode_1") -> RoutingDecision:
 
 
 def test_complete_mode_needs_the_router_the_probe_record_or_the_pms_words():
-    probes = list(MODE_ORDER["mode_1"])
+    probes = list(builtin_catalogue().order("mode_1"))
     refused = [
         _ctx(),  # nothing at all
         _ctx("What does the vendor memo say about the pilot?"),  # a question, no request to wrap up
@@ -150,7 +150,7 @@ def test_complete_mode_needs_the_router_the_probe_record_or_the_pms_words():
 def test_probes_recorded_during_the_turn_do_not_justify_completing_the_mode():
     """A model fooled into recording every probe cannot then complete the mode in the same turn."""
     ctx = _ctx("What does the vendor memo say?")
-    for probe in MODE_ORDER["mode_1"]:
+    for probe in builtin_catalogue().order("mode_1"):
         assert run_tool("record_probe", {"probe": probe}, ctx)[0]
     ok, text = run_tool("complete_mode", {"mode": "mode_1"}, ctx)
     assert not ok and text.startswith("Refused") and ctx.state.routing.completed_modes == []

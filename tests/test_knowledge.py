@@ -7,20 +7,11 @@ import re
 import pytest
 import tiktoken
 
-from pmforge.knowledge import (
-    CORE_INSTRUCTIONS,
-    MODE_CORE,
-    MODE_ORDER,
-    PATTERNS,
-    PROBES,
-    catalogue_text,
-    find_pattern,
-    find_probe,
-    patterns_for,
-    probes_for,
-)
+from pmforge.knowledge import CORE_INSTRUCTIONS, MODE_CORE, MODES, builtin_catalogue
 
-MODES = ("mode_1", "mode_2")
+CATALOGUE = builtin_catalogue()
+PROBES = {p.id: p for p in CATALOGUE.probes}
+PATTERNS = {p.id: p for p in CATALOGUE.patterns}
 from pmforge.tools import TOOLS as REGISTERED  # noqa: E402
 
 TOOLS = tuple(REGISTERED)  # the instructions must name exactly the tools that exist
@@ -47,27 +38,19 @@ def tokens(text: str) -> int:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_seven_probes_per_mode_in_order(mode):
-    ids = MODE_ORDER[mode]
-    assert len(ids) == 7
-    probes = probes_for(mode)
-    assert [p.id for p in probes] == list(ids)
-    assert [p.order for p in probes] == list(range(1, 8))
+def test_each_modes_probes_are_numbered_in_interview_order(mode):
+    ids = CATALOGUE.order(mode)
+    probes = CATALOGUE.probes_for(mode)
+    assert ids and [p.id for p in probes] == list(ids)
+    assert [p.order for p in probes] == list(range(1, len(ids) + 1))
     assert all(p.mode == mode for p in probes)
 
 
 def test_first_and_last_probes():
-    assert MODE_ORDER["mode_1"][0] == "solution_problem_separation"
-    assert MODE_ORDER["mode_1"][-1] == "value_hypothesis"
-    assert MODE_ORDER["mode_2"][0] == "solution_problem_fit"
-    assert MODE_ORDER["mode_2"][-1] == "validation_approach"
-
-
-def test_pattern_counts():
-    assert len(patterns_for("mode_1")) == 8
-    assert len(patterns_for("mode_2")) == 5
-    assert len(PATTERNS) == 13
-    assert len(PROBES) == 14
+    assert CATALOGUE.order("mode_1")[0] == "solution_problem_separation"
+    assert CATALOGUE.order("mode_1")[-1] == "value_hypothesis"
+    assert CATALOGUE.order("mode_2")[0] == "solution_problem_fit"
+    assert CATALOGUE.order("mode_2")[-1] == "validation_approach"
 
 
 def test_ids_unique_and_snake_case():
@@ -138,16 +121,16 @@ def test_rendered_pattern_budget(pattern):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_catalogue_text(mode):
-    text = catalogue_text(mode)
+    text = CATALOGUE.text(mode)
     assert tokens(text) <= 450
-    for p in probes_for(mode):
+    for p in CATALOGUE.probes_for(mode):
         assert f"{p.id} — {p.name}: " in text
-    for p in patterns_for(mode):
+    for p in CATALOGUE.patterns_for(mode):
         assert f"{p.id} — {p.name}" in text
     # Purposes lead with a short clause, so the gist is never cut mid-phrase.
     assert "…" not in text
     other = "mode_2" if mode == "mode_1" else "mode_1"
-    assert not any(f"{pid} — " in text for pid in MODE_ORDER[other])
+    assert not any(f"{pid} — " in text for pid in CATALOGUE.order(other))
 
 
 # --- lookups -------------------------------------------------------------------
@@ -165,29 +148,29 @@ def test_catalogue_text(mode):
     ],
 )
 def test_find_probe_variants(query):
-    assert find_probe(query) is PROBES["solution_problem_separation"]
+    assert CATALOGUE.find_probe(query) is PROBES["solution_problem_separation"]
 
 
 def test_find_probe_every_id_and_name():
     for probe in PROBES.values():
-        assert find_probe(probe.id) is probe
-        assert find_probe(probe.name) is probe
-        assert find_probe(probe.name.lower().replace("–", "-")) is probe
+        assert CATALOGUE.find_probe(probe.id) is probe
+        assert CATALOGUE.find_probe(probe.name) is probe
+        assert CATALOGUE.find_probe(probe.name.lower().replace("–", "-")) is probe
 
 
 def test_find_pattern_variants():
     for pattern in PATTERNS.values():
-        assert find_pattern(pattern.id) is pattern
-        assert find_pattern(pattern.name) is pattern
-    assert find_pattern("analytics-execution gap") is PATTERNS["analytics_execution_gap"]
-    assert find_pattern("v1 overengineering") is PATTERNS["v1_overengineering"]
+        assert CATALOGUE.find_pattern(pattern.id) is pattern
+        assert CATALOGUE.find_pattern(pattern.name) is pattern
+    assert CATALOGUE.find_pattern("analytics-execution gap") is PATTERNS["analytics_execution_gap"]
+    assert CATALOGUE.find_pattern("v1 overengineering") is PATTERNS["v1_overengineering"]
 
 
 def test_find_unknown_returns_none():
-    assert find_probe("") is None
-    assert find_probe("nonexistent probe") is None
-    assert find_pattern("Why Now") is None  # a probe, not a pattern
-    assert find_probe("Data Optimism") is None
+    assert CATALOGUE.find_probe("") is None
+    assert CATALOGUE.find_probe("nonexistent probe") is None
+    assert CATALOGUE.find_pattern("Why Now") is None  # a probe, not a pattern
+    assert CATALOGUE.find_probe("Data Optimism") is None
 
 
 # --- core instructions ----------------------------------------------------------

@@ -36,12 +36,13 @@ def test_every_section_and_prompt_stays_within_budget(project: Project):
     settings = project.settings
     state, project_state = _heavy_state()
     message = LONG * 10
-    inputs = RouteInputs(state, project_state, message, 301)
+    inputs = RouteInputs(state, project_state, message, 301, project.catalogue())
     assert build_route_request(inputs, settings).token_count() <= settings.phase_a_budget
 
     decision = rule_route(inputs, settings)
     decision.patterns = ["analytics_execution_gap", "key_talent_dependency"]
-    ctx = assemble(decision, state, project_state, message, 301, project.store, project.services.embedder, settings)
+    ctx = assemble(decision, state, project_state, message, 301, project.store, project.services.embedder, settings,
+                   inputs.catalogue)
     budgets = {
         "context_block": settings.budget_context_block, "assumptions": settings.budget_assumptions,
         "skeleton": settings.budget_skeleton, "routing_context": settings.budget_routing_context,
@@ -78,11 +79,11 @@ def test_document_filter_limits_the_search(project: Project):
     ingest_file(project, "plan.md", b"# Plan\n\nThe pilot covers 20 stores in the Midwest for eight weeks.\n")
     ingest_file(project, "memo.md", b"# Memo\n\nThe pilot budget is 200 thousand dollars, signed by finance.\n")
     state, project_state = project.state(), project.project_state()
-    inputs = RouteInputs(state, project_state, "What does the memo say about the pilot?", 1)
+    inputs = RouteInputs(state, project_state, "What does the memo say about the pilot?", 1, project.catalogue())
     decision = rule_route(inputs, project.settings)
     decision.document_filter = ["memo.md"]
     ctx = assemble(decision, state, project_state, inputs.message, 1, project.store,
-                   project.services.embedder, project.settings)
+                   project.services.embedder, project.settings, inputs.catalogue)
     assert {s.filename for s in ctx.documents} == {"memo.md"}
 
 
@@ -112,7 +113,7 @@ def test_a_200kb_paste_becomes_indexed_source_and_the_prompt_stays_small(project
 
 
 def test_a_project_can_add_its_own_domain_pattern(project: Project, services):
-    from pmforge.knowledge import catalogue_text, find_pattern
+    from pmforge.knowledge import builtin_catalogue
 
     folder = project.ws.root / "patterns"
     folder.mkdir()
@@ -128,10 +129,12 @@ def test_a_project_can_add_its_own_domain_pattern(project: Project, services):
     assert record.routing.patterns == [pattern_id]
     assert "Who runs this in December" in record.reply  # the offline interviewer asks its question
     assert pattern_id in project.state().routing.patterns_fired
-    assert find_pattern("Seasonal Staffing Blind Spot", project.ws.slug).id == pattern_id
-    assert find_pattern("Seasonal Staffing Blind Spot") is None  # by name only within its project
-    assert pattern_id in catalogue_text("mode_1", project.ws.slug)
-    assert pattern_id not in catalogue_text("mode_1", "another-project")
+    catalogue = project.catalogue()
+    assert catalogue.find_pattern("Seasonal Staffing Blind Spot").id == pattern_id
+    assert builtin_catalogue().find_pattern("Seasonal Staffing Blind Spot") is None  # only in its own project
+    assert pattern_id in catalogue.text("mode_1") and pattern_id not in builtin_catalogue().text("mode_1")
+    assert catalogue.problems == ("patterns/broken.md needs 'Triggers:', 'Signals:', 'Stay silent when:', "
+                                  "'Surface:', 'Question:'.",)
 
 
 def test_a_document_cannot_close_its_delimiter_or_steer_the_mode(project: Project):
@@ -154,27 +157,29 @@ def test_a_document_cannot_close_its_delimiter_or_steer_the_mode(project: Projec
 def test_a_projects_own_pattern_is_never_accepted_in_another_project(tmp_path):
     """One app process serves several projects: project B's router and tools must not take project A's pattern,
     even by its name; an earlier turn's recorded pattern still shows by its namespaced id."""
-    from pmforge.knowledge.catalog import find_pattern
-    from pmforge.knowledge.project_patterns import load_project_patterns
+    from pmforge.knowledge import project_catalogue
     from pmforge.tools import ToolContext, run_tool
     from pmforge.core.models import ProjectState, SessionState
     from pmforge.core.workspace import Workspace
 
-    folder = tmp_path / "patterns"
-    folder.mkdir()
-    (folder / "shelf-gap.md").write_text(
+    alpha, beta = (Workspace.create(tmp_path / "projects", slug) for slug in ("alpha", "beta"))
+    (alpha.root / "patterns").mkdir()
+    (alpha.root / "patterns" / "shelf-gap.md").write_text(
         "# Shelf Gap Blind Spot\nTriggers: empty shelves, shelf gap\nSignals: Gaps appear before noon.\n"
         "Stay silent when: Replenishment is already planned.\nSurface: Gaps cost sales quietly.\n"
         "Question: When does the first gap appear?\n", encoding="utf-8")
-    assert load_project_patterns("alpha", folder) == []
-    assert find_pattern("Shelf Gap Blind Spot", "alpha").id == "alpha.shelf_gap"
-    assert find_pattern("Shelf Gap Blind Spot", "beta") is None and find_pattern("alpha.shelf_gap", "beta") is None
-    assert find_pattern("alpha.shelf_gap").id == "alpha.shelf_gap"  # a recorded id still renders
+    alpha_catalogue = project_catalogue(alpha.slug, alpha.root)
+    beta_catalogue = project_catalogue(beta.slug, beta.root)  # read after alpha's, in the same process
+    assert alpha_catalogue.problems == ()
+    assert alpha_catalogue.find_pattern("Shelf Gap Blind Spot").id == "alpha.shelf_gap"
+    assert beta_catalogue.find_pattern("Shelf Gap Blind Spot") is None
+    assert beta_catalogue.find_pattern("alpha.shelf_gap") is None
+    assert alpha_catalogue.pattern_name("alpha.shelf_gap") == "Shelf Gap Blind Spot"  # a recorded id still renders
 
-    def record(slug: str) -> tuple[bool, str]:
-        ws = Workspace.create(tmp_path / "projects", slug)
-        ctx = ToolContext(state=SessionState(), project_state=ProjectState(), turn_number=1, workspace=ws)
+    def record(ws: Workspace) -> tuple[bool, str]:
+        ctx = ToolContext(state=SessionState(), project_state=ProjectState(), turn_number=1,
+                          catalogue=project_catalogue(ws.slug, ws.root), workspace=ws)
         return run_tool("record_pattern", {"pattern": "Shelf Gap Blind Spot"}, ctx)
 
-    assert record("alpha")[0] is True
-    assert record("beta")[0] is False
+    assert record(alpha)[0] is True
+    assert record(beta)[0] is False

@@ -5,12 +5,15 @@ from __future__ import annotations
 import pytest
 
 from pmforge.core.models import Assumption, SessionState, Stakeholder
+from pmforge.knowledge import builtin_catalogue
 from pmforge.understand import understand
 from pmforge.understand.text import claim_without_hedge, is_hedged, person_names, sentences
 
+CATALOGUE = builtin_catalogue()
+
 
 def slots_of(message: str, state: SessionState | None = None, mode: str | None = None) -> dict[str, list[str]]:
-    u = understand(message, state or SessionState(), mode)
+    u = understand(message, state or SessionState(), mode, catalogue=CATALOGUE)
     found: dict[str, list[str]] = {}
     for fact in u.facts:
         found.setdefault(fact.slot, []).append(fact.subject or fact.text)
@@ -39,7 +42,7 @@ def test_sentences_survive_abbreviations_decimals_and_lists():
 def test_hedges_become_claims_without_the_hedge(sentence, claim):
     assert is_hedged(sentence)
     assert claim_without_hedge(sentence) == claim
-    u = understand(sentence, SessionState())
+    u = understand(sentence, SessionState(), catalogue=CATALOGUE)
     assert [h.claim for h in u.hedges] == [claim]
 
 
@@ -48,7 +51,7 @@ def test_hedges_become_claims_without_the_hedge(sentence, claim):
     "Not sure what you mean by that.", "I think you're right.", "Maybe later.",
 ])
 def test_remarks_about_the_conversation_are_not_assumptions(remark):
-    u = understand(remark, SessionState())
+    u = understand(remark, SessionState(), catalogue=CATALOGUE)
     assert u.hedges == [] and u.facts == []
 
 
@@ -57,7 +60,7 @@ def test_remarks_about_the_conversation_are_not_assumptions(remark):
     "How would other teams handle this?", "Thanks, this is helpful!", "Sorry, I was in a meeting.",
 ])
 def test_questions_and_chit_chat_capture_nothing(message):
-    u = understand(message, SessionState())
+    u = understand(message, SessionState(), catalogue=CATALOGUE)
     assert u.facts == [] and u.hedges == [] and u.corrections == []
 
 
@@ -72,7 +75,7 @@ def test_stakeholders_people_and_roles():
     found = slots_of("Maria Lopez, VP Stores, signs off on anything here. Priya from finance is nervous about cost. "
                      "The union rep will push back on new tasks.")
     assert {"Maria Lopez", "Priya", "union rep"} <= set(found["stakeholder"])
-    u = understand("Maria Lopez, VP Stores, signs off on anything here.", SessionState())
+    u = understand("Maria Lopez, VP Stores, signs off on anything here.", SessionState(), catalogue=CATALOGUE)
     assert u.facts[0].detail.startswith("decision_authority")
     assert person_names("Our CFO, Dan Brown, wants a 90-day payback.") == ["Dan Brown"]
     assert slots_of("dan (cfo) signs off on budget")["stakeholder"] == ["Dan"]
@@ -98,25 +101,26 @@ def test_decision_criteria_however_phrased(sentence, kind):
 def test_correction_finds_the_superseded_number():
     state = SessionState()
     state.problem_brief.success_metrics.lagging = ["Churn is 4.8% a month and we want it under 3%."]
-    u = understand("Actually it's 3.4%, not 4.8%.", state)
+    u = understand("Actually it's 3.4%, not 4.8%.", state, catalogue=CATALOGUE)
     assert [(c.old, c.new) for c in u.corrections] == [("4.8%", "3.4%")]
     state.problem_brief.problem_statement = "The pilot budget is £180k and it is not enough."
-    u = understand("Scratch that, the budget is £200k.", state)
+    u = understand("Scratch that, the budget is £200k.", state, catalogue=CATALOGUE)
     assert [(c.old, c.new) for c in u.corrections] == [("£180k", "£200k")]
 
 
 def test_departure_and_successor():
     state = SessionState()
     state.problem_brief.stakeholders = [Stakeholder(name="Maria Lopez", role="decision_authority")]
-    u = understand("She moved teams, Priya leads it now.", state)
+    u = understand("She moved teams, Priya leads it now.", state, catalogue=CATALOGUE)
     assert [(d.name, d.replacement) for d in u.departures] == [("Maria Lopez", "Priya")]
 
 
 def test_status_changes_in_ordinary_words():
     state = SessionState(assumptions=[Assumption(id="A1", claim="Store managers would trust a suggested order.")])
-    u = understand("Turns out store managers don't trust a suggested order at all.", state)
+    u = understand("Turns out store managers don't trust a suggested order at all.", state, catalogue=CATALOGUE)
     assert [(c.assumption_id, c.status) for c in u.status_changes] == [("A1", "invalidated")]
-    u = understand("We checked: store managers trust a suggested order when it shows the reasoning.", state)
+    u = understand("We checked: store managers trust a suggested order when it shows the reasoning.", state,
+                   catalogue=CATALOGUE)
     assert [(c.assumption_id, c.status) for c in u.status_changes] == [("A1", "confirmed")]
 
 
@@ -132,7 +136,7 @@ def test_status_changes_in_ordinary_words():
     ("let's wrap up this mode", "wrap_up", ""),
 ])
 def test_intents(message, intent, extra):
-    u = understand(message, SessionState())
+    u = understand(message, SessionState(), catalogue=CATALOGUE)
     assert u.intent == intent
     if intent == "artifact":
         assert u.artifact_kind == extra
@@ -142,17 +146,18 @@ def test_intents(message, intent, extra):
 
 def test_generate_brief_in_mode_2_means_the_evaluation_unless_named():
     state = SessionState(active_mode="mode_2")
-    assert understand("write up the brief", state).artifact_kind == "solution_evaluation"
-    assert understand("generate the problem brief", state).artifact_kind == "problem_brief"
+    assert understand("write up the brief", state, catalogue=CATALOGUE).artifact_kind == "solution_evaluation"
+    assert understand("generate the problem brief", state, catalogue=CATALOGUE).artifact_kind == "problem_brief"
 
 
 def test_probes_answered_by_content():
-    u = understand("The CEO asked for this after a competitor launched AI ordering last quarter.", SessionState())
+    u = understand("The CEO asked for this after a competitor launched AI ordering last quarter.", SessionState(),
+                   catalogue=CATALOGUE)
     assert [p.probe for p in u.probes] == ["why_now"]
     u = understand("Store managers would have to change their morning routine and nobody owns the rollout.",
-                   SessionState())
+                   SessionState(), catalogue=CATALOGUE)
     assert "execution_reality_check" in [p.probe for p in u.probes]
-    assert understand("Sounds good, what else do you need?", SessionState()).probes == []
+    assert understand("Sounds good, what else do you need?", SessionState(), catalogue=CATALOGUE).probes == []
 
 
 def test_mode_2_risks_build_and_validation():
@@ -161,5 +166,6 @@ def test_mode_2_risks_build_and_validation():
                      "already ship this.", mode="mode_2")
     assert "usability_risk" in found and "viability_risk" in found
     assert "validation" in found and "build_vs_buy" in found
-    u = understand("I'd lean towards buying, since two vendors already ship this.", SessionState(), "mode_2")
+    u = understand("I'd lean towards buying, since two vendors already ship this.", SessionState(), "mode_2",
+                   catalogue=CATALOGUE)
     assert u.slot("build_vs_buy")[0].detail == "buy"

@@ -10,6 +10,7 @@ from pmforge.core.errors import ForgeError
 from pmforge.ingest.chunk import ChunkSizes, chunk_markdown, split_sections
 from pmforge.core.models import ProjectState, SessionState
 from pmforge.core.tokens import count_tokens
+from pmforge.knowledge import builtin_catalogue
 from pmforge.tools import ToolContext, run_tool, tool_specs
 from pmforge.turn.route import is_filler
 from pmforge.core.workspace import safe_filename
@@ -91,7 +92,7 @@ def test_tool_schemas_come_from_models_and_bad_calls_are_errors():
     specs = {s.name: s for s in tool_specs()}
     assert specs["register_assumption"].input_schema["required"] == ["claim", "type", "impact"]
     ctx = ToolContext(state=SessionState(), project_state=ProjectState(), turn_number=3,
-                      pm_words="For context, we are a grocery chain with 400 stores.")
+                      catalogue=builtin_catalogue(), pm_words="For context, we are a grocery chain with 400 stores.")
     ok, text = run_tool("register_assumption", {"claim": "Shoppers wait for markdowns", "type": "vibes"}, ctx)
     assert not ok and "type" in text and ctx.state.assumptions == []
     ok, text = run_tool("register_assumption", {"claim": "Shoppers wait for markdowns", "type": "value",

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from itertools import count
 
-from pmforge.knowledge import MODE_ORDER, find_pattern, find_probe
 from pmforge.core.models import RoutingDecision, SessionState
 from pmforge.prompt.render import own_words
 from pmforge.understand import Understanding, filled_slots
@@ -23,6 +22,7 @@ from pmforge.understand import text as t
 from pmforge.understand import extractive
 from pmforge.interviewer import plan as offline_plan
 from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
+from pmforge.knowledge import Catalogue
 
 # Said once per session (the app's sidebar, `forge chat` on stderr), never inside a reply.
 OFFLINE_NOTICE = ("Forge is running offline: a built-in interviewer asks the questions and a local model searches "
@@ -116,7 +116,7 @@ class OfflineLLM(LLM):
         d = ctx.decision
         from pmforge.turn.route import read_message  # late: the router imports this package
 
-        u = read_message(ctx.user_message, state)  # the router's own reading, from its cache
+        u = read_message(ctx.user_message, state, ctx.catalogue)  # the router's own reading, from its cache
         words = own_words(ctx.user_message)  # a long paste is material, never a source of tool calls
         filler = u.intent == "filler"
         last = request.messages[-1]["content"]
@@ -134,7 +134,7 @@ class OfflineLLM(LLM):
             if not any(name == "generate_artifact" for name, _ in calls):
                 calls.append(("generate_artifact", {"kind": kind}))
         for pid in d.patterns[:1]:
-            pattern = find_pattern(pid)
+            pattern = ctx.catalogue.find_pattern(pid)
             if pattern:
                 calls.append(("record_pattern", {"pattern": pattern.id,
                                                  "evidence": extractive.clip_words(words, 30)}))
@@ -152,7 +152,7 @@ class OfflineLLM(LLM):
                          "usability, feasibility and viability risk, build vs buy, then the cheapest test of the "
                          "riskiest assumption.")
         if u.intent == "summarize" or d.action == "micro_synthesize":
-            parts.append(_synthesis(state))
+            parts.append(_synthesis(state, ctx.catalogue))
         elif u.intent == "question_method":
             parts.append(_explain(u.question or ctx.user_message))
         elif u.intent == "filler" and not recorded:
@@ -262,13 +262,14 @@ def _questions(ctx, state: SessionState, u: Understanding) -> str:
     filled = filled_slots(state, u)
     recent = _recently_asked(state)
     just_answered = {p.probe for p in u.probes}
-    probe = find_probe(d.next_probe) if d.next_probe else None
+    probe = ctx.catalogue.find_probe(d.next_probe) if d.next_probe else None
     asked: list[str] = []
     header = ""
     if probe is not None and probe.id not in just_answered:
         bank = [q for q in probe.questions if q not in recent]
         bank = [q for q in bank if not any(p.search(q) and slot in filled for p, slot in _SLOT_QUESTIONS)]
-        pattern_q = [find_pattern(p).question for p in d.patterns[:1] if find_pattern(p)]
+        patterns = [ctx.catalogue.find_pattern(p) for p in d.patterns[:1]]
+        pattern_q = [p.question for p in patterns if p]
         asked = (pattern_q + bank)[:3]
         if asked:
             header = f"**{probe.name}** — {probe.purpose}"
@@ -285,7 +286,7 @@ def _questions(ctx, state: SessionState, u: Understanding) -> str:
     return "\n\n".join([header] + [f"Question {i}: {q}" for i, q in enumerate(asked, 1)])
 
 
-def _synthesis(state: SessionState) -> str:
+def _synthesis(state: SessionState, catalogue: Catalogue) -> str:
     brief = state.problem_brief
     lines = ["**Where we are**"]
     if brief.problem_statement:
@@ -314,7 +315,8 @@ def _synthesis(state: SessionState) -> str:
         rated = [f"{dim} {getattr(evaluation, f'{dim}_risk').level}" for dim in
                  ("value", "usability", "feasibility", "viability")]
         lines.append(f"- Evaluating {evaluation.solution_name}: " + ", ".join(rated))
-    open_probes = [find_probe(p).name for p in MODE_ORDER[state.active_mode] if p not in state.routing.probes_fired]
+    open_probes = [catalogue.probe_name(p) for p in catalogue.order(state.active_mode)
+                   if p not in state.routing.probes_fired]
     if open_probes:
         lines.append("- Still open: " + ", ".join(open_probes))
     return "\n".join(lines) if len(lines) > 1 else "We have not pinned the problem down yet."

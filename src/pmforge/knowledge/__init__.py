@@ -1,32 +1,21 @@
-"""Forge's discovery knowledge: behaviour rules, mode flows, probes and domain patterns."""
+"""Forge's discovery knowledge: behaviour rules, mode flows, and the catalogue of probes and domain patterns.
 
-from pmforge.knowledge.catalog import (
-    MODE_ORDER,
-    PATTERNS,
-    PROBES,
-    Mode,
-    Pattern,
-    Probe,
-    catalogue_text,
-    find_pattern,
-    find_probe,
-    patterns_for,
-    probes_for,
-)
+The catalogue is data (Markdown files in `catalogue/` and a project's `patterns/`), read by `loader` into a
+`Catalogue` value that each turn builds for its project and passes to whoever needs it.
+"""
+
+from pmforge.knowledge.catalog import MODES, Catalogue, Mode, Pattern, Probe
 from pmforge.knowledge.core import CORE_INSTRUCTIONS, MODE_CORE
+from pmforge.knowledge.loader import builtin_catalogue, project_catalogue
 
 __all__ = [
     "CORE_INSTRUCTIONS",
+    "MODES",
     "MODE_CORE",
-    "MODE_ORDER",
-    "PATTERNS",
-    "PROBES",
+    "Catalogue",
     "Mode",
     "Pattern",
     "Probe",
-    "catalogue_text",
-    "find_pattern",
-    "find_probe",
-    "patterns_for",
-    "probes_for",
+    "builtin_catalogue",
+    "project_catalogue",
 ]

@@ -28,8 +28,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from ..tokens import count_tokens
-from .catalog import MODES, Catalogue, Pattern, Probe
+from pmforge.core.tokens import count_tokens
+from pmforge.knowledge.catalog import MODES, Catalogue, Pattern, Probe
 
 log = logging.getLogger(__name__)
 
@@ -102,8 +102,9 @@ def _values(text: str, labels: dict[str, str]) -> tuple[str, dict[str, str | tup
         else:
             values[key] = value
     missing = [label for label, key in labels.items() if key not in values and key not in _OPTIONAL]
-    if not title or missing:
-        raise ValueError("needs a '# Name' title and " + ", ".join(f"'{m.capitalize()}:'" for m in missing or ["title"]))
+    needed = ([] if title else ["a '# Name' title"]) + [f"'{label.capitalize()}:'" for label in missing]
+    if needed:
+        raise ValueError("needs " + ", ".join(needed))
     return title, values
 
 

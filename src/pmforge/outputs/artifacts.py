@@ -17,6 +17,7 @@ from typing import Callable, Literal
 
 from pmforge.core.models import ProjectState, SessionState
 from pmforge.core.workspace import Workspace, atomic_write_bytes
+from pmforge.knowledge import Catalogue
 from pmforge.outputs.briefs import problem_brief_markdown, solution_evaluation_markdown, stamp
 from pmforge.outputs.register import register_csv, register_json
 from pmforge.outputs.word import markdown_to_docx
@@ -91,6 +92,7 @@ def prepare(
     state: SessionState,
     project_state: ProjectState,
     kind: ArtifactKind,
+    catalogue: Catalogue,
     now: datetime | None = None,
     taken: set[str] = frozenset(),
 ) -> PreparedArtifact:
@@ -103,7 +105,7 @@ def prepare(
         # The BOM lets Excel read the CSV as UTF-8; without it accented and CJK claims turn to mojibake.
         files = {"json": register_json(state).encode("utf-8"), "csv": register_csv(state).encode("utf-8-sig")}
     else:
-        markdown, missing = _RENDERERS[kind](state, project_state, now=now)
+        markdown, missing = _RENDERERS[kind](state, project_state, catalogue, now=now)
         files = {"md": markdown.encode("utf-8"), "docx": markdown_to_docx(markdown)}
     return PreparedArtifact(kind=kind, now=now, stem=_free_stem(ws.artifacts, kind, now, taken), files=files,
                             missing=missing)
@@ -140,11 +142,12 @@ def generate(
     state: SessionState,
     project_state: ProjectState,
     kind: ArtifactKind,
+    catalogue: Catalogue,
     now: datetime | None = None,
 ) -> ArtifactResult:
     """Render one artifact and write its files at once (the CLI and the sidebar; a turn's tool call
     prepares instead, and the turn writes on commit)."""
-    return write(ws, prepare(ws, state, project_state, kind, now))
+    return write(ws, prepare(ws, state, project_state, kind, catalogue, now))
 
 
 def latest(ws: Workspace, kind: ArtifactKind) -> dict[str, Path]:

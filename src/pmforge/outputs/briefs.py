@@ -11,7 +11,7 @@ import re
 from datetime import datetime, timezone
 
 from pmforge.core.models import Assumption, Mode, ProjectState, RiskAssessment, SessionState
-from pmforge.knowledge import find_pattern, find_probe, patterns_for, probes_for
+from pmforge.knowledge import Catalogue
 
 TBC = "To be confirmed"
 
@@ -162,24 +162,24 @@ def _assumptions_section(state: SessionState) -> list[str]:
     return blocks
 
 
-def _coverage_section(state: SessionState, mode: Mode) -> list[str]:
+def _coverage_section(state: SessionState, mode: Mode, catalogue: Catalogue) -> list[str]:
     """Probes satisfied and patterns surfaced for one mode (ids the catalogue no longer knows are shown as-is)."""
-    order = [p.id for p in probes_for(mode)]
+    order = catalogue.order(mode)
     fired_probes = [pid for pid in dict.fromkeys(state.routing.probes_fired) if pid]
-    known = [find_probe(pid) for pid in fired_probes]
+    known = [catalogue.find_probe(pid) for pid in fired_probes]
     satisfied_ids = {p.id for p in known if p is not None and p.mode == mode}
-    satisfied = [find_probe(pid).name for pid in order if pid in satisfied_ids]
+    satisfied = [catalogue.probe_name(pid) for pid in order if pid in satisfied_ids]
     satisfied += [pid for pid, p in zip(fired_probes, known) if p is None]
-    open_probes = [find_probe(pid).name for pid in order if pid not in satisfied_ids]
+    open_probes = [catalogue.probe_name(pid) for pid in order if pid not in satisfied_ids]
 
     patterns: list[str] = []
     for pid in dict.fromkeys(state.routing.patterns_fired):
-        pattern = find_pattern(pid) if pid else None
+        pattern = catalogue.find_pattern(pid) if pid else None
         if pattern is None and pid:
             patterns.append(pid)
         elif pattern is not None and pattern.mode == mode and pattern.name not in patterns:
             patterns.append(pattern.name)
-    mode_patterns = len(patterns_for(mode))
+    mode_patterns = len(catalogue.patterns_for(mode))
 
     blocks = ["## Diagnostic coverage", f"### Probes satisfied ({len(satisfied_ids)} of {len(order)})"]
     blocks.append(_bullets(satisfied) if satisfied else "_None yet._")
@@ -193,7 +193,7 @@ def _coverage_section(state: SessionState, mode: Mode) -> list[str]:
 # ---------------------------------------------------------------- Problem Brief (Mode 1)
 
 def problem_brief_markdown(
-    state: SessionState, project_state: ProjectState, now: datetime | None = None
+    state: SessionState, project_state: ProjectState, catalogue: Catalogue, now: datetime | None = None
 ) -> tuple[str, list[str]]:
     """The Mode 1 brief as Markdown, and the required fields that are still empty."""
     now = stamp(now)
@@ -241,7 +241,7 @@ def problem_brief_markdown(
         body.append(_TBC_MD)
 
     body += _assumptions_section(state)
-    body += _coverage_section(state, "mode_1")
+    body += _coverage_section(state, "mode_1", catalogue)
     if project_state.org_context.strip():
         body += ["## Organisation context", *_prose(project_state.org_context)]
 
@@ -276,7 +276,7 @@ def _evidence(label: str, risk: RiskAssessment) -> list[str]:
 
 
 def solution_evaluation_markdown(
-    state: SessionState, project_state: ProjectState, now: datetime | None = None
+    state: SessionState, project_state: ProjectState, catalogue: Catalogue, now: datetime | None = None
 ) -> tuple[str, list[str]]:
     """The Mode 2 brief as Markdown, and the required fields that are still empty."""
     now = stamp(now)
@@ -350,7 +350,7 @@ def solution_evaluation_markdown(
     body += ["**Dealbreakers**", _bullets(dealbreakers) if dealbreakers else _NOT_RECORDED]
 
     body += _assumptions_section(state)
-    body += _coverage_section(state, "mode_2")
+    body += _coverage_section(state, "mode_2", catalogue)
     if project_state.org_context.strip():
         body += ["## Organisation context", *_prose(project_state.org_context)]
 

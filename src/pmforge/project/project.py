@@ -25,6 +25,7 @@ from pmforge.index.collections import KEYWORD_MIRRORED, REGISTRY, Clone, Lease, 
 from pmforge.core.workspace import Workspace
 from pmforge.project.recover import recover
 from pmforge.core.words import counted
+from pmforge.knowledge import Catalogue, project_catalogue
 
 
 def server_prefix(workspace: Workspace) -> str:
@@ -155,6 +156,10 @@ class Project:
 
     def project_state(self) -> ProjectState:
         return self.ws.load_project_state()
+
+    def catalogue(self) -> Catalogue:
+        """The built-in probes and patterns plus this project's own (`patterns/*.md`, read again when they change)."""
+        return project_catalogue(self.ws.slug, self.ws.root)
 
     def passage(self, source) -> str | None:
         """The exact text a citation points to, or None when that version of the file is gone."""

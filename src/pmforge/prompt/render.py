@@ -11,7 +11,7 @@ from collections import Counter
 
 from pmforge.core.models import Assumption, ProjectState, SessionState, Turn
 from pmforge.core.tokens import count_tokens, truncate_to_tokens
-from pmforge.knowledge import find_pattern, find_probe
+from pmforge.knowledge import Catalogue
 
 _TAG_NAMES = ("document", "turn", "pasted")  # Forge's delimiter tags
 # Characters a tag can hide behind: they render as nothing, so "<\u200b/document>" reads as a closing tag.
@@ -233,13 +233,13 @@ def skeleton(state: SessionState, budget: int) -> str:
     return "\n".join(lines)
 
 
-def routing_context(state: SessionState, budget: int) -> str:
+def routing_context(state: SessionState, budget: int, catalogue: Catalogue) -> str:
     r = state.routing
-    fired = [find_probe(p).name if find_probe(p) else p for p in r.probes_fired]
-    patterns = [find_pattern(p).name if find_pattern(p) else p for p in r.patterns_fired]
+    fired = [catalogue.probe_name(p) for p in r.probes_fired]
+    patterns = [catalogue.pattern_name(p) for p in r.patterns_fired]
+    active = catalogue.find_probe(state.active_probe)
     lines = [
-        f"Mode: {state.active_mode}; turn {state.turn_count + 1}; active probe: "
-        + (find_probe(state.active_probe).name if state.active_probe and find_probe(state.active_probe) else "none"),
+        f"Mode: {state.active_mode}; turn {state.turn_count + 1}; active probe: " + (active.name if active else "none"),
         "Probes satisfied: " + (", ".join(fired) if fired else "none yet"),
         "Patterns surfaced: " + (", ".join(patterns) if patterns else "none"),
     ]

@@ -236,7 +236,7 @@ def downloads_panel(project: Project, state, manifest) -> None:
         title, formats = DOWNLOADS[kind]
         if st.button(f"Generate {title.lower()}", key=f"generate-{kind}", use_container_width=True):
             with project.ws.locked():
-                result = artifacts.generate(project.ws, state, manifest, kind)
+                result = artifacts.generate(project.ws, state, manifest, kind, project.catalogue())
             missing = f" Still to be confirmed: {', '.join(result.missing)}." if result.missing else ""
             notify(True, f"{title} written.{missing}")
             st.rerun()
@@ -689,12 +689,13 @@ def main() -> None:
                 if notice != shown:
                     st.warning(notice)
             report_finished(project)  # before the files panel, so an upload's result shows in this run
-            panels.session_badge(state)
+            catalogue = project.catalogue()
+            panels.session_badge(state, catalogue)
             files_panel(project)  # an upload reruns the script, so what is read below is never stale
             manifest = project.project_state()
             panels.org_context_panel(manifest)
             panels.register_panel(state)
-            panels.skeleton_panel(state, manifest)
+            panels.skeleton_panel(state, manifest, catalogue)
             downloads_panel(project, state, manifest)
             developer_toggle()
     if project is None:

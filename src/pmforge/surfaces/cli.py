@@ -474,7 +474,7 @@ def cmd_brief(args) -> int:
         print(json.dumps(scored_record(state), indent=2, ensure_ascii=False))
         return 0
     with project.ws.locked():  # as the sidebar does: no other process writes the folder meanwhile
-        result = artifacts.generate(project.ws, state, project.project_state(), kind)
+        result = artifacts.generate(project.ws, state, project.project_state(), kind, project.catalogue())
     print(next(p for p in result.paths if p.suffix == f".{args.format}"))
     if result.missing:
         print(f"Still to be confirmed: {', '.join(result.missing)}.", file=sys.stderr)

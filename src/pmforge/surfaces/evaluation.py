@@ -37,6 +37,7 @@ from pmforge.turn.remember import asked_before, remember, summarize_turn
 from pmforge.prompt.render import inert
 from pmforge.turn.route import RouteInputs, rule_route
 from pmforge.core.workspace import safe_filename
+from pmforge.knowledge import builtin_catalogue
 
 
 
@@ -69,9 +70,11 @@ def _scratch_project(settings: Settings, name: str) -> Iterator[Project]:
 
 
 def turn_query(question: str, project_state: ProjectState, turn_number: int, settings: Settings) -> tuple[str, bool]:
-    """The query a turn would search with for this message, and whether the router would search at all."""
-    decision = rule_route(RouteInputs(SessionState(), project_state, question, turn_number), settings)
-    return document_query(question, decision), decision.requires_retrieval
+    """The query a turn would search with for this message, and whether the router would search at all (the
+    evaluations' scratch projects add no patterns: the built-in catalogue is theirs)."""
+    catalogue = builtin_catalogue()
+    decision = rule_route(RouteInputs(SessionState(), project_state, question, turn_number, catalogue), settings)
+    return document_query(question, decision, catalogue), decision.requires_retrieval
 
 
 def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -204,7 +207,8 @@ def eval_memory(
                     found = find_turns(project.store, Query(text, services.embedder),
                                        settings.conversation_turns, retriever, settings)
                     side = settings.turn_side_whole_tokens
-                    shown = format_turns(shown_turns(found, budget, side), budget, side)
+                    shown = format_turns(shown_turns(found, budget, builtin_catalogue(), side), budget,
+                                         builtin_catalogue(), side)
                 inside = {r for r in evidence if inert(text_of.get(r, "\0")).strip() in shown}
                 context.append(count_tokens(shown))
             else:
@@ -212,7 +216,7 @@ def eval_memory(
                     project.store, Query(row["question"], services.embedder), k, retriever, settings
                 )
                 inside = set().union(*(rows_of[t.turn_number] for t in found)) if found else set()
-                context.append(count_tokens(format_turns(found, 10**6)))
+                context.append(count_tokens(format_turns(found, 10**6, builtin_catalogue())))
             recalls.append(len(evidence & inside) / len(evidence) if evidence else 0.0)
     figures = {"as_turn": True, "budget": budget} if as_turn else {"k": k}
     return figures | {

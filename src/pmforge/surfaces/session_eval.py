@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from pmforge.core.errors import ForgeError
-from pmforge.knowledge import find_probe
 from pmforge.core.models import SessionState
+from pmforge.knowledge import builtin_catalogue
 
 # ---------------------------------------------------------------- the scored record
 
@@ -146,7 +146,7 @@ def gold_probe_pairs(probes: dict[str, list[int]]) -> set[tuple[str, int]]:
 
 
 def _probe_id(name_or_id: str) -> str:
-    probe = find_probe(name_or_id)
+    probe = builtin_catalogue().find_probe(name_or_id)  # gold sessions are written against the built-in probes
     return probe.id if probe else name_or_id
 
 
@@ -315,7 +315,7 @@ def _read_gold(folder: Path, name: str) -> dict:
                 at_path(empty, dotted)  # a typo in a path fails now, not after the session has run
             except ForgeError as exc:
                 raise ForgeError(f"{path.name}: {exc}") from None
-    unknown = [pid for pid in probes if find_probe(pid) is None]
+    unknown = [pid for pid in probes if builtin_catalogue().find_probe(pid) is None]
     if unknown:  # a typo must not silently lower recall
         raise ForgeError(f"{path.name}: probe '{unknown[0]}' is not in the catalogue.")
     return gold

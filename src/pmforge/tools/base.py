@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from pmforge.llm.base import ToolSpec, model_schema
 from pmforge.core.models import ProjectState, RoutingDecision, SessionState
 from pmforge.core.workspace import Workspace
+from pmforge.knowledge import Catalogue
 
 if TYPE_CHECKING:
     from pmforge.outputs.artifacts import PreparedArtifact
@@ -27,6 +28,7 @@ class ToolContext:
     state: SessionState
     project_state: ProjectState
     turn_number: int
+    catalogue: Catalogue  # this project's probes and patterns: the only ones its tools accept
     active_probe: str | None = None
     workspace: Workspace | None = None  # for tools that write files (artifacts)
     decision: RoutingDecision | None = None  # this turn's routing decision (Phase A, sanitised)

@@ -6,7 +6,6 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from pmforge.knowledge import find_pattern, find_probe
 from pmforge.core.models import Mode
 from pmforge.outputs.artifacts import prepare
 from pmforge.outputs.briefs import problem_brief_markdown, solution_evaluation_markdown
@@ -25,7 +24,7 @@ class RecordProbe(BaseModel):
 
 @TOOLS.add
 def record_probe(args: RecordProbe, ctx: ToolContext) -> str:
-    probe = find_probe(args.probe)
+    probe = ctx.catalogue.find_probe(args.probe)
     if probe is None:
         raise ToolError(f"'{args.probe}' is not a probe in the catalogue.")
     if probe.id not in ctx.state.routing.probes_fired:
@@ -42,7 +41,7 @@ class RecordPattern(BaseModel):
 
 @TOOLS.add
 def record_pattern(args: RecordPattern, ctx: ToolContext) -> str:
-    pattern = find_pattern(args.pattern, ctx.workspace.slug if ctx.workspace else None)
+    pattern = ctx.catalogue.find_pattern(args.pattern)
     if pattern is None:
         raise ToolError(f"'{args.pattern}' is not a pattern in the catalogue.")
     if pattern.id not in ctx.state.routing.patterns_fired:
@@ -89,12 +88,12 @@ def complete_mode(args: CompleteMode, ctx: ToolContext) -> str:
     d = ctx.decision
     if not (d is not None and d.action == "complete_mode" and d.mode == args.mode):
         done = guard.probes_done(ctx.probes_at_start, ctx.probe_answered, ctx.pm_words)
-        refusal = guard.completion_refusal(args.mode, done, ctx.pm_words, ctx.state.active_mode)
+        refusal = guard.completion_refusal(ctx.catalogue, args.mode, done, ctx.pm_words, ctx.state.active_mode)
         if refusal:
             raise ToolError(refusal)
 
     render = problem_brief_markdown if args.mode == "mode_1" else solution_evaluation_markdown
-    _, missing = render(ctx.state, ctx.project_state)
+    _, missing = render(ctx.state, ctx.project_state, ctx.catalogue)
     if args.mode not in ctx.state.routing.completed_modes:
         ctx.state.routing.completed_modes.append(args.mode)
     note = f" Still to be confirmed: {', '.join(missing)}." if missing else ""
@@ -113,7 +112,7 @@ def generate_artifact(args: GenerateArtifact, ctx: ToolContext) -> str:
         raise ToolError("Artifacts can only be written inside a project.")
     # Rendered now, from the state as it stands at this call; written only when the turn commits.
     taken = {a.stem for a in ctx.pending_artifacts}
-    artifact = prepare(ctx.workspace, ctx.state, ctx.project_state, args.kind, taken=taken)
+    artifact = prepare(ctx.workspace, ctx.state, ctx.project_state, args.kind, ctx.catalogue, taken=taken)
     ctx.pending_artifacts.append(artifact)
     missing = f" Marked 'to be confirmed': {', '.join(artifact.missing)} — ask the PM for them." if artifact.missing else ""
     return f"Saving {', '.join(artifact.names)} with this turn.{missing}"

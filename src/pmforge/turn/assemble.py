@@ -16,7 +16,6 @@ from pydantic import BaseModel, Field
 from pmforge.core.settings import Settings
 
 from pmforge.embed import Embedder
-from pmforge.knowledge import find_pattern, find_probe
 from pmforge.index.retrieval import Query, find_sections, find_turns
 from pmforge.core.models import ProjectState, RetrievedSection, RetrievedTurn, RoutingDecision, SessionState, Turn
 from pmforge.index.collections import ProjectStore
@@ -24,12 +23,14 @@ from pmforge.index.keyword import tokenize
 from pmforge.core.tokens import count_tokens, truncate_to_tokens
 from pmforge.prompt import render
 from pmforge.turn.remember import TERSE_WORDS
+from pmforge.knowledge import Catalogue
 
 
 class AssembledContext(BaseModel):
     turn_number: int
     user_message: str
     decision: RoutingDecision
+    catalogue: Catalogue = Field(exclude=True)  # this project's probes and patterns, for lookups and labels
     sections: dict[str, str] = Field(default_factory=dict)  # rendered, in prompt order
     tokens: dict[str, int] = Field(default_factory=dict)
     documents: list[RetrievedSection] = Field(default_factory=list)
@@ -57,12 +58,12 @@ def searchable_files(project_state: ProjectState, decision: RoutingDecision, sha
     return [f.file_id for f in project_state.file_summaries if f.indexed]
 
 
-def document_query(message: str, decision: RoutingDecision) -> str:
+def document_query(message: str, decision: RoutingDecision, catalogue: Catalogue) -> str:
     """What documents and memory are searched with: the message and the router's own query. The active
     probe's name joins only when the message says too little to search on ("go on", "why?"): appended to
     a real question, its words pull in passages about the probe instead of the answer (measured: 0.87 vs
     0.94 of gold shown on heading-less documents)."""
-    probe = find_probe(decision.next_probe) if decision.next_probe else None
+    probe = catalogue.find_probe(decision.next_probe) if decision.next_probe else None
     parts = [message.strip()[:600], decision.retrieval_query.strip()]
     if probe and len(set(tokenize(message))) < SHORT_QUERY_TERMS:
         parts.append(probe.name)
@@ -103,7 +104,7 @@ def side_excerpt(text: str, start: int, end: int, limit: int) -> str:
     return ("… " if lo > 0 else "") + excerpt + (" …" if hi < len(text) and not excerpt.endswith("…") else "")
 
 
-def turn_block(t: RetrievedTurn, side_tokens: int, with_asked: bool = True) -> str:
+def turn_block(t: RetrievedTurn, side_tokens: int, catalogue: Catalogue, with_asked: bool = True) -> str:
     """One earlier turn: short sides whole; a long side around the passage that matched (or its opening);
     a terse answer with the question it answered, unless `with_asked` is off (the turn before is shown)."""
     def side(name: str, text: str) -> str:
@@ -113,7 +114,7 @@ def turn_block(t: RetrievedTurn, side_tokens: int, with_asked: bool = True) -> s
             return side_excerpt(text, t.match_start, t.match_end, 2 * side_tokens)
         return truncate_to_tokens(text, side_tokens // 2)
 
-    probe = find_probe(t.active_probe) if t.active_probe else None
+    probe = catalogue.find_probe(t.active_probe) if t.active_probe else None
     label = f"Turn {t.turn_number}" + (f" (Probe: {probe.name})" if probe else "")
     lines = [f'<turn label="{render.attribute(label)}">']
     if with_asked and t.asked and len(t.user.split()) <= TERSE_WORDS:
@@ -131,14 +132,15 @@ def _question_shown(t: RetrievedTurn, shown: dict[int, RetrievedTurn], side_toke
             and set(tokenize(t.asked)) <= set(tokenize(before.assistant)))
 
 
-def shown_turns(turns: list[RetrievedTurn], budget: int, side_tokens: int = 120) -> list[RetrievedTurn]:
+def shown_turns(turns: list[RetrievedTurn], budget: int, catalogue: Catalogue,
+                side_tokens: int = 120) -> list[RetrievedTurn]:
     """The best-scored turns whose blocks fit `budget`, in chronological order. A terse answer whose
     question is already shown in full (the turn before is chosen) is costed without repeating it."""
     chosen: list[RetrievedTurn] = []
     by_number: dict[int, RetrievedTurn] = {}
     used = 0
     for t in sorted(turns, key=lambda t: t.score, reverse=True):
-        cost = count_tokens(turn_block(t, side_tokens, not _question_shown(t, by_number, side_tokens))) + 2
+        cost = count_tokens(turn_block(t, side_tokens, catalogue, not _question_shown(t, by_number, side_tokens))) + 2
         if used + cost <= budget:
             chosen.append(t)
             by_number.setdefault(t.turn_number, t)
@@ -146,10 +148,11 @@ def shown_turns(turns: list[RetrievedTurn], budget: int, side_tokens: int = 120)
     return sorted(chosen, key=lambda t: t.turn_number)
 
 
-def format_turns(turns: list[RetrievedTurn], budget: int, side_tokens: int = 120) -> str:
-    shown = shown_turns(turns, budget, side_tokens)
+def format_turns(turns: list[RetrievedTurn], budget: int, catalogue: Catalogue, side_tokens: int = 120) -> str:
+    shown = shown_turns(turns, budget, catalogue, side_tokens)
     by_number = {t.turn_number: t for t in shown}
-    return "\n\n".join(turn_block(t, side_tokens, not _question_shown(t, by_number, side_tokens)) for t in shown)
+    return "\n\n".join(turn_block(t, side_tokens, catalogue, not _question_shown(t, by_number, side_tokens))
+                       for t in shown)
 
 
 def assemble(
@@ -161,11 +164,13 @@ def assemble(
     store: ProjectStore,
     embedder: Embedder,
     settings: Settings,
+    catalogue: Catalogue,
 ) -> AssembledContext:
     ctx = AssembledContext(
         turn_number=turn_number,
         user_message=message,
         decision=decision,
+        catalogue=catalogue,
         has_documents=any(f.indexed for f in project_state.file_summaries),
         previous_probe=state.active_probe,
         problem_statement=state.problem_brief.problem_statement,
@@ -178,15 +183,15 @@ def assemble(
     s["context_block"] = render.context_block(project_state, settings.budget_context_block)
     s["assumptions"] = render.assumption_register(state.assumptions, settings.budget_assumptions)
     s["skeleton"] = render.skeleton(state, settings.budget_skeleton)
-    s["routing_context"] = render.routing_context(state, settings.budget_routing_context)
+    s["routing_context"] = render.routing_context(state, settings.budget_routing_context, catalogue)
 
-    probe = find_probe(decision.next_probe) if decision.next_probe else None
+    probe = catalogue.find_probe(decision.next_probe) if decision.next_probe else None
     lookups = [probe.render()] if probe else []
-    lookups += [p.render() for p in map(find_pattern, decision.patterns) if p]
+    lookups += [p.render() for p in map(catalogue.find_pattern, decision.patterns) if p]
     s["probe"] = truncate_to_tokens("\n\n".join(lookups), settings.budget_probe)
 
     if decision.requires_retrieval:
-        query = Query(document_query(message, decision), embedder)
+        query = Query(document_query(message, decision, catalogue), embedder)
         file_ids = searchable_files(project_state, decision, store.shared)
         ctx.documents = [] if file_ids == [] else find_sections(
             store, query, settings.budget_documents, settings.document_retriever, settings, file_ids
@@ -196,9 +201,10 @@ def assemble(
             store, query, settings.conversation_turns, settings.conversation_retriever, settings,
             before_turn=turn_number - settings.recent_turns, boost_probe=decision.next_probe,
         )
-        ctx.conversations = shown_turns(found, settings.budget_conversations, settings.turn_side_whole_tokens)
+        ctx.conversations = shown_turns(found, settings.budget_conversations, catalogue,
+                                        settings.turn_side_whole_tokens)
         s["conversations"] = format_turns(
-            ctx.conversations, settings.budget_conversations, settings.turn_side_whole_tokens
+            ctx.conversations, settings.budget_conversations, catalogue, settings.turn_side_whole_tokens
         )
 
     recent: list[Turn] = state.turns[-settings.recent_turns :] if settings.recent_turns else []

@@ -57,7 +57,7 @@ def _render(name: str, budget: int, ctx: AssembledContext, state: SessionState, 
     if name == "skeleton":
         return render.skeleton(state, budget)
     if name == "routing_context":
-        return render.routing_context(state, budget)
+        return render.routing_context(state, budget, ctx.catalogue)
     return truncate_to_tokens(ctx.sections.get(name, ""), budget)  # the probe: a catalogue lookup, cut
 
 
@@ -123,7 +123,7 @@ class _Fitter:
                 f"({found} matching sections were left out: no room in this turn's prompt.)")
         else:
             self.ctx.conversations = kept
-            text = format_turns(kept, budget) if kept else ""
+            text = format_turns(kept, budget, self.ctx.catalogue) if kept else ""
         self.set_section(name, text)
 
     def recent(self) -> None:

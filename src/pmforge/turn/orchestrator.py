@@ -13,8 +13,7 @@ from typing import Iterator
 from pmforge.outputs.artifacts import write_all
 from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
 from pmforge.core.errors import ForgeError
-from pmforge.knowledge import find_probe
-from pmforge.knowledge.project_patterns import load_project_patterns
+from pmforge.knowledge import Catalogue
 from pmforge.core.models import (
     RetrievalTrace, SessionState, SourceRef, TokenReport, ToolCallRecord, Turn, TurnRecord,
 )
@@ -52,16 +51,17 @@ class PendingTurn:
         self.message, self.pasted = sandbox(project, message, self.number)
         message = self.message
         self.project_state = project.project_state()
-        self.pattern_problems = load_project_patterns(project.ws.slug, project.ws.root / "patterns")
+        # This project's probes and patterns, passed to every stage: another project's never join them.
+        self.catalogue = project.catalogue()
         # Every call of this turn (routing, each tool-loop round, the summary, embeddings) is recorded here.
         self.ledger = Ledger()
         self.llm = MeteredLLM(project.services.llm, self.ledger)
         self.embedder = MeteredEmbedder(project.services.embedder, self.ledger)
-        inputs = RouteInputs(self.state, self.project_state, message, self.number, project=project.ws.slug)
+        inputs = RouteInputs(self.state, self.project_state, message, self.number, self.catalogue)
         self.decision, self.route_request, self.route_note = route(self.llm, inputs, settings)
         self.context: AssembledContext = assemble(
             self.decision, self.state, self.project_state, message, self.number,
-            project.store, self.embedder, settings,
+            project.store, self.embedder, settings, self.catalogue,
         )
         # Round 1 leaves room for what a tool round appends; later rounds are re-fitted inside Execution.
         self.fit = fit_context(self.context, self.state, self.project_state, settings, first_round_target(settings))
@@ -70,6 +70,7 @@ class PendingTurn:
             state=working_copy(self.state),
             project_state=self.project_state.model_copy(deep=True),
             turn_number=self.number,
+            catalogue=self.catalogue,
             active_probe=self.decision.next_probe,
             workspace=project.ws,
             decision=self.decision.model_copy(deep=True),
@@ -120,7 +121,8 @@ class PendingTurn:
             return state  # only memory flags of earlier turns moved (patch lines): nothing to merge
         ctx = ToolContext(
             state=working_copy(current), project_state=ws.load_project_state(), turn_number=self.number,
-            active_probe=self.decision.next_probe, workspace=ws, decision=self.decision.model_copy(deep=True),
+            catalogue=self.catalogue, active_probe=self.decision.next_probe, workspace=ws,
+            decision=self.decision.model_copy(deep=True),
             pm_words=self.tool_ctx.pm_words,
         )
         org_before = ctx.project_state.org_context
@@ -180,7 +182,7 @@ class PendingTurn:
             usage=result.usage,
             calls=self.ledger.take(),
             tool_calls=result.tool_calls,
-            probes_answered=probes_answered(result.tool_calls),
+            probes_answered=probes_answered(result.tool_calls, self.catalogue),
         )
         state.turns.append(turn)
         ws = self.project.ws
@@ -246,9 +248,9 @@ def session_fields(state: SessionState) -> dict:
     return state.model_dump(exclude={"turns", "updated_at", "schema_version"})
 
 
-def probes_answered(calls: list[ToolCallRecord]) -> list[str]:
+def probes_answered(calls: list[ToolCallRecord], catalogue: Catalogue) -> list[str]:
     """The probes this turn's message answered: whatever the model recorded, with either provider."""
-    found = [find_probe(c.input.get("probe", "")) for c in calls
+    found = [catalogue.find_probe(c.input.get("probe", "")) for c in calls
              if c.ok and c.name == "record_probe" and isinstance(c.input, dict)]
     return list(dict.fromkeys(p.id for p in found if p))
 

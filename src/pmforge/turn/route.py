@@ -16,12 +16,13 @@ from pydantic import ValidationError
 from pmforge.core.settings import Settings
 
 from pmforge.core.errors import ForgeError
-from pmforge.knowledge import MODE_ORDER, catalogue_text, find_pattern, find_probe, patterns_for
+from pmforge.knowledge import Catalogue
 from pmforge.llm.base import LLM, ChatRequest, SystemBlock, ToolSpec, model_schema
 from pmforge.core.models import ProjectState, RoutingDecision, SessionState
 from pmforge.tools import guard
 from pmforge.understand import Understanding, evaluation_target, filled_slots, understand
 from pmforge.prompt import render
+
 log = logging.getLogger(__name__)
 
 ROUTE_TOOL = "route"
@@ -59,7 +60,7 @@ class RouteInputs:
     project_state: ProjectState
     message: str
     turn_number: int
-    project: str | None = None  # whose own domain patterns join the catalogue
+    catalogue: Catalogue  # this project's probes and patterns (the built-ins and its own)
 
 
 def is_filler(message: str) -> bool:
@@ -67,15 +68,16 @@ def is_filler(message: str) -> bool:
     return not text or (len(text) <= 60 and bool(_FILLER.match(text)))
 
 
-def choose_probe(state: SessionState, mode: str, satisfied: set[str], max_asks: int) -> str | None:
-    """The first open probe in the mode's order; one asked `max_asks` times without an answer steps aside
+def choose_probe(state: SessionState, order: tuple[str, ...], mode: str, satisfied: set[str],
+                 max_asks: int) -> str | None:
+    """The first open probe in the mode's `order`; one asked `max_asks` times without an answer steps aside
     for the next (it stays open), so the interview moves on instead of repeating itself."""
-    open_probes = [p for p in MODE_ORDER[mode] if p not in satisfied]
+    open_probes = [p for p in order if p not in satisfied]
     if not open_probes:
         return None
     asked = {p: sum(1 for t in state.turns if t.active_probe == p and t.active_mode == mode) for p in open_probes}
     fresh = [p for p in open_probes if asked[p] < max_asks]
-    return fresh[0] if fresh else min(open_probes, key=lambda p: (asked[p], MODE_ORDER[mode].index(p)))
+    return fresh[0] if fresh else min(open_probes, key=lambda p: (asked[p], order.index(p)))
 
 
 def skeleton_ready(state: SessionState, mode: str, understood: Understanding) -> bool:
@@ -87,10 +89,10 @@ def skeleton_ready(state: SessionState, mode: str, understood: Understanding) ->
     return bool(state.solution_evaluation.solution_name or understood.solution_name) and rated >= 2
 
 
-def read_message(message: str, state: SessionState) -> Understanding:
+def read_message(message: str, state: SessionState, catalogue: Catalogue) -> Understanding:
     """The PM's own words this turn, understood (cached: Phase B reads the same result)."""
     words = render.own_words(message)
-    return understand(words, state, filler=is_filler(message) or not words)
+    return understand(words, state, filler=is_filler(message) or not words, catalogue=catalogue)
 
 
 def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
@@ -98,19 +100,21 @@ def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
     mode = state.active_mode
     lowered = message.lower()
     filler = is_filler(message)
-    understood = read_message(message, state)
+    catalogue = inputs.catalogue
+    understood = read_message(message, state, catalogue)
     query = "" if filler else message[:settings.retrieval_query_chars]
     if mode == "mode_1" and understood.intent == "evaluate":
         satisfied = {p.probe for p in understood.probes}
+        next_probe = choose_probe(state, catalogue.order("mode_2"), "mode_2", satisfied, settings.probe_max_asks)
         return RoutingDecision(
-            action="enter_mode", mode="mode_2", next_probe=choose_probe(state, "mode_2", satisfied, settings.probe_max_asks),
+            action="enter_mode", mode="mode_2", next_probe=next_probe,
             requires_retrieval=True, retrieval_query=query,
             reasoning=f"The PM asked to evaluate {understood.solution_name or 'a solution'}.",
         )
     satisfied = set(state.routing.probes_fired) | {p.probe for p in understood.probes}
-    next_probe = choose_probe(state, mode, satisfied, settings.probe_max_asks)
+    next_probe = choose_probe(state, catalogue.order(mode), mode, satisfied, settings.probe_max_asks)
     patterns = [] if filler else [
-        p.id for p in patterns_for(mode, inputs.project)
+        p.id for p in catalogue.patterns_for(mode)
         if p.id not in state.routing.patterns_fired and any(t in lowered for t in p.triggers)
     ][:2]
     substantive_since = sum(
@@ -143,7 +147,7 @@ def build_route_request(inputs: RouteInputs, settings: Settings) -> ChatRequest:
         model=settings.phase_a_model,
         system=[
             SystemBlock(text=ROUTER_INSTRUCTIONS, cache=False, label="router"),
-            SystemBlock(text="## Catalogue\n" + catalogue_text(inputs.state.active_mode, inputs.project),
+            SystemBlock(text="## Catalogue\n" + inputs.catalogue.text(inputs.state.active_mode),
                         label="catalogue"),
         ],
         messages=[],
@@ -172,7 +176,7 @@ def _route_body(inputs: RouteInputs, settings: Settings, shrink: float) -> str:
         part for part in (
             render.context_block(inputs.project_state, settings.phase_a_context_block),
             "## Assumptions\n" + render.assumption_counts(state.assumptions),
-            "## Routing context\n" + render.routing_context(state, settings.phase_a_routing_context),
+            "## Routing context\n" + render.routing_context(state, settings.phase_a_routing_context, inputs.catalogue),
             "## Recent turns\n" + recent_text if recent_text else "",
             "## New message from the PM\n"
             + render.quote(inputs.message, settings.phase_a_message if shrink else settings.phase_a_message // 2),
@@ -193,7 +197,7 @@ def _steered(decision: RoutingDecision, inputs: RouteInputs) -> str:
         return "a mode switch needs the PM's own words"
     if decision.action == "complete_mode":
         done = guard.probes_done(state.routing.probes_fired, state.active_probe, words)
-        if guard.completion_refusal(decision.mode, done, words, state.active_mode):
+        if guard.completion_refusal(inputs.catalogue, decision.mode, done, words, state.active_mode):
             return "completing a mode needs its probes satisfied or the PM's own words"
     return ""
 
@@ -211,9 +215,10 @@ def _sanitise(decision: RoutingDecision, inputs: RouteInputs, settings: Settings
             "action": keep, "mode": inputs.state.active_mode, "next_probe": fallback.next_probe,
             "reasoning": f"{decision.reasoning} (Not {decision.action}: {steered}.)".strip(),
         })
-    probe = find_probe(decision.next_probe) if decision.next_probe else None
+    catalogue = inputs.catalogue
+    probe = catalogue.find_probe(decision.next_probe) if decision.next_probe else None
     decision.next_probe = probe.id if probe else fallback.next_probe
-    decision.patterns = [p.id for p in (find_pattern(name, inputs.project) for name in decision.patterns) if p]
+    decision.patterns = [p.id for p in map(catalogue.find_pattern, decision.patterns) if p]
     known = {f.filename.casefold(): f.filename for f in inputs.project_state.file_summaries if f.indexed}
     decision.document_filter = [known[n.casefold()] for n in decision.document_filter if n.casefold() in known]
     if is_filler(inputs.message):

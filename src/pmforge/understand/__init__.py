@@ -9,15 +9,14 @@ Only the PM's own words are understood: pasted material is source text, never th
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from pmforge.core.models import SessionState
-from pmforge.knowledge import MODE_ORDER
 from pmforge.understand import probes as probe_rules
 from pmforge.understand import slots
 from pmforge.understand import text as t
 from pmforge.understand.model import Correction, Departure, Fact, Hedge, ProbeAnswer, StatusChange, Understanding
 from pmforge.understand.text import sentences
+from pmforge.knowledge import MODES, Catalogue
 
 _I = re.I
 
@@ -320,9 +319,11 @@ def _sentence_facts(sentence: str, mode: str) -> list[Fact]:
     return facts
 
 
-def understand(words: str, state: SessionState, mode: str | None = None, filler: bool = False) -> Understanding:
-    """What the PM's own words this turn say, for the state as it stands. `words` excludes pastes."""
-    return _understand(words, state, mode or state.active_mode, filler, _state_key(state))
+def understand(words: str, state: SessionState, mode: str | None = None, filler: bool = False, *,
+               catalogue: Catalogue) -> Understanding:
+    """What the PM's own words this turn say, for the state as it stands. `words` excludes pastes; the
+    probes a message can answer are the `catalogue`'s."""
+    return _understand(words, state, mode or state.active_mode, filler, catalogue, _state_key(state))
 
 
 def _state_key(state: SessionState) -> tuple:
@@ -334,18 +335,19 @@ def _state_key(state: SessionState) -> tuple:
 _CACHE: dict[tuple, Understanding] = {}
 
 
-def _understand(words: str, state: SessionState, mode: str, filler: bool, key: tuple) -> Understanding:
-    cache_key = (words, mode, filler, key)
+def _understand(words: str, state: SessionState, mode: str, filler: bool, catalogue: Catalogue,
+                key: tuple) -> Understanding:
+    cache_key = (words, mode, filler, tuple(catalogue.order(m) for m in MODES), key)
     if cache_key in _CACHE:
         return _CACHE[cache_key].model_copy(deep=True)
-    result = _read(words, state, mode, filler)
+    result = _read(words, state, mode, filler, catalogue)
     if len(_CACHE) > 64:
         _CACHE.clear()
     _CACHE[cache_key] = result
     return result.model_copy(deep=True)
 
 
-def _read(words: str, state: SessionState, mode: str, filler: bool) -> Understanding:
+def _read(words: str, state: SessionState, mode: str, filler: bool, catalogue: Catalogue) -> Understanding:
     intent, artifact_kind, solution_name = _intent(words, mode, filler)
     result = Understanding(intent=intent, artifact_kind=artifact_kind, solution_name=solution_name)
     if intent in ("filler", "meta") or not words.strip():
@@ -378,7 +380,7 @@ def _read(words: str, state: SessionState, mode: str, filler: bool) -> Understan
         result.facts += facts
     if intent == "evaluate":
         result.facts = [f for f in result.facts if f.slot not in ("problem",)] or result.facts
-    candidates = _probe_ids(effective_mode)
+    candidates = list(catalogue.order(effective_mode))
     result.probes = probe_rules.classify(all_sentences, facts_by_sentence, candidates)
     return result
 
@@ -403,11 +405,6 @@ def filled_slots(state: SessionState, u: Understanding) -> set[str]:
         if getattr(evaluation, f"{dim}_risk").level != "unknown":
             have.add(f"{dim}_risk")
     return have
-
-
-@lru_cache(maxsize=2)
-def _probe_ids(mode: str) -> list[str]:
-    return list(MODE_ORDER[mode])
 
 
 __all__ = ["Correction", "Departure", "Fact", "Hedge", "ProbeAnswer", "StatusChange", "Understanding",

@@ -15,13 +15,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from pmforge.knowledge import CORE_INSTRUCTIONS, MODE_CORE, patterns_for, probes_for
+from pmforge.knowledge import CORE_INSTRUCTIONS, MODE_CORE
 from pmforge.core.models import ProjectState, SessionState
 from pmforge.core.tokens import count_tokens
 from pmforge.tools import tool_specs
 from pmforge.prompt import render
 from pmforge.turn.execute import FORGE_SYSTEM
 from pmforge.surfaces.bench import session
+from pmforge.knowledge import builtin_catalogue
+
 MILESTONES = (1, 10, 50, 100, 300, 500)
 _UNBOUNDED = 10**7
 
@@ -29,16 +31,17 @@ _UNBOUNDED = 10**7
 def baseline_phase_b(state: SessionState, project_state: ProjectState, message: str) -> int:
     """Tokens of a 'send everything' Phase B prompt: every probe and pattern, the whole state, every turn."""
     mode = state.active_mode
+    catalogue = builtin_catalogue()  # the bench's synthetic projects add no patterns
     knowledge = "\n\n".join(
         [FORGE_SYSTEM, CORE_INSTRUCTIONS, MODE_CORE[mode]]
-        + [p.render() for p in probes_for(mode)]
-        + [p.render() for p in patterns_for(mode)]
+        + [p.render() for p in catalogue.probes_for(mode)]
+        + [p.render() for p in catalogue.patterns_for(mode)]
     )
     context = "\n\n".join([
         render.context_block(project_state, _UNBOUNDED),
         render.assumption_register(state.assumptions, _UNBOUNDED),
         render.skeleton(state, _UNBOUNDED),
-        render.routing_context(state, _UNBOUNDED),
+        render.routing_context(state, _UNBOUNDED, catalogue),
     ])
     history = sum(count_tokens(t.user) + count_tokens(t.assistant) + 8 for t in state.turns)
     tools = count_tokens(json.dumps([t.model_dump() for t in tool_specs()]))

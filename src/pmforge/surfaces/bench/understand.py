@@ -22,9 +22,9 @@ def bench_understand(folder: Path) -> dict:
     turn_s: list[float] = []
 
     def timed_understanding(project: Project, message: str) -> None:
-        state = project.state()
+        state, catalogue = project.state(), project.catalogue()
         started = time.perf_counter()
-        read_message(message, state)
+        read_message(message, state, catalogue)
         understanding_ms.append((time.perf_counter() - started) * 1000)
 
     with scratch_projects("forge-bench-understand-"):

@@ -8,19 +8,20 @@ import streamlit as st
 
 from pmforge.outputs.briefs import problem_brief_markdown, solution_evaluation_markdown
 from pmforge.llm.costs import meter_lines
-from pmforge.knowledge import MODE_ORDER, find_probe
 from pmforge.core.models import FileSummary, ProjectState, SessionState, Turn
 from pmforge.tools.assumptions import dependents
+from pmforge.knowledge import Catalogue
 
 MODE_NAMES = {"mode_1": "Mode 1 · Discover & Frame", "mode_2": "Mode 2 · Evaluate Solution"}
 STATUS_COLOUR = {"active": "blue", "at_risk": "orange", "confirmed": "green", "invalidated": "red"}
 
 
-def session_badge(state: SessionState) -> None:
-    probe = find_probe(state.active_probe) if state.active_probe else None
-    done = sum(1 for p in MODE_ORDER[state.active_mode] if p in state.routing.probes_fired)
+def session_badge(state: SessionState, catalogue: Catalogue) -> None:
+    probe = catalogue.find_probe(state.active_probe) if state.active_probe else None
+    order = catalogue.order(state.active_mode)
+    done = sum(1 for p in order if p in state.routing.probes_fired)
     st.markdown(f":violet-badge[{MODE_NAMES[state.active_mode]}] :gray-badge[turn {state.turn_count}]")
-    st.caption(f"Active probe: {probe.name if probe else '—'} · {done} of 7 probes satisfied")
+    st.caption(f"Active probe: {probe.name if probe else '—'} · {done} of {len(order)} probes satisfied")
 
 
 def org_context_panel(project_state: ProjectState) -> None:
@@ -48,11 +49,11 @@ def register_panel(state: SessionState) -> None:
             st.caption(f"{a.type.replace('_', ' ')} · impact {a.impact} · {a.confidence}{rests}{holds}")
 
 
-def skeleton_panel(state: SessionState, project_state: ProjectState) -> None:
+def skeleton_panel(state: SessionState, project_state: ProjectState, catalogue: Catalogue) -> None:
     mode_2 = state.active_mode == "mode_2"
     st.subheader("Solution evaluation" if mode_2 else "Problem brief")
     render = solution_evaluation_markdown if mode_2 else problem_brief_markdown
-    _, missing = render(state, project_state)
+    _, missing = render(state, project_state, catalogue)
     if missing:
         st.caption("Still missing: " + ", ".join(missing))
     else:
