@@ -28,7 +28,8 @@ from pmforge.prompt import render
 from pmforge.turn.assemble import AssembledContext, document_block, format_documents, format_turns
 from pmforge.turn.execute import build_reply_request
 from pmforge.turn.orchestrator import start_turn
-from pmforge.turn.route import RouteInputs, build_route_request
+from pmforge.turn.route import build_route_request
+from pmforge.interviewer.rules import RouteInputs
 
 # ---------------------------------------------------------------- crafted strings
 

@@ -9,7 +9,8 @@ from pmforge.core.tokens import count_tokens
 from pmforge.turn.assemble import assemble
 from pmforge.turn.execute import build_reply_request
 from pmforge.turn.orchestrator import run_turn
-from pmforge.turn.route import RouteInputs, build_route_request, rule_route
+from pmforge.turn.route import build_route_request
+from pmforge.interviewer.rules import RouteInputs, rule_route
 
 LONG = "The store operations team believes department leads will follow a suggested list if it is short. " * 4
 

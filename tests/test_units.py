@@ -12,7 +12,7 @@ from pmforge.core.models import ProjectState, SessionState
 from pmforge.core.tokens import count_tokens
 from pmforge.knowledge import builtin_catalogue
 from pmforge.tools import ToolContext, run_tool, tool_specs
-from pmforge.turn.route import is_filler
+from pmforge.understand.text import is_filler
 from pmforge.core.workspace import safe_filename
 
 

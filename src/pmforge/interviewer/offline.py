@@ -16,6 +16,8 @@ import re
 from itertools import count
 
 from pmforge.core.models import RoutingDecision, SessionState
+from pmforge.core.settings import Settings
+from pmforge.interviewer.rules import ROUTE_TOOL, read_message, rule_route
 from pmforge.prompt.render import own_words
 from pmforge.understand import Understanding, filled_slots
 from pmforge.understand import text as t
@@ -81,6 +83,9 @@ class OfflineLLM(LLM):
     name = "offline"
     online = False
 
+    def __init__(self, settings: Settings | None = None):
+        self.settings = settings or Settings()  # the rule router's tunables (probe_max_asks, synthesis cadence)
+
     def complete(self, request: ChatRequest) -> ChatResponse:
         handler = {
             "route": self._route,
@@ -92,10 +97,7 @@ class OfflineLLM(LLM):
 
     # ---- Phase A
     def _route(self, request: ChatRequest) -> ChatResponse:
-        from pmforge.turn.route import ROUTE_TOOL, rule_route  # late: the router imports this package
-        from pmforge.core.settings import get_settings
-
-        decision: RoutingDecision = rule_route(request.context, get_settings())
+        decision: RoutingDecision = rule_route(request.context, self.settings)
         return ChatResponse(
             tool_uses=[ToolUse(id="route_1", name=ROUTE_TOOL, input=decision.model_dump())], stop_reason="tool_use"
         )
@@ -114,8 +116,6 @@ class OfflineLLM(LLM):
         ctx = request.context
         state: SessionState = ctx.state if ctx.state is not None else SessionState()
         d = ctx.decision
-        from pmforge.turn.route import read_message  # late: the router imports this package
-
         u = read_message(ctx.user_message, state, ctx.catalogue)  # the router's own reading, from its cache
         words = own_words(ctx.user_message)  # a long paste is material, never a source of tool calls
         filler = u.intent == "filler"

@@ -33,7 +33,7 @@ def make_llm(settings: Settings) -> LLM:
         from pmforge.llm.openai_llm import OpenAILLM  # the SDK loads only when it is chosen
 
         return OpenAILLM.from_settings(settings)
-    return OfflineLLM()
+    return OfflineLLM(settings)
 
 
 @dataclass

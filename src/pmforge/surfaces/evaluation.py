@@ -35,7 +35,7 @@ from pmforge.core.tokens import count_tokens
 from pmforge.turn.assemble import document_query, fitted_documents, format_documents, format_turns, shown_turns
 from pmforge.turn.remember import asked_before, remember, summarize_turn
 from pmforge.prompt.render import inert
-from pmforge.turn.route import RouteInputs, rule_route
+from pmforge.interviewer.rules import RouteInputs, rule_route
 from pmforge.core.workspace import safe_filename
 from pmforge.knowledge import builtin_catalogue
 

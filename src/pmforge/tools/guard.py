@@ -19,6 +19,7 @@ import re
 from typing import Iterable
 
 from pmforge.knowledge import Catalogue
+from pmforge.understand.text import is_filler
 
 _MODE_REF = (r"(?:mode[ _]?[12]|mode (?:one|two)|this mode|the mode|this phase|the first mode|"
              r"discovery|framing|the problem(?: part| phase| framing)?)")
@@ -59,8 +60,6 @@ def open_probes(catalogue: Catalogue, mode: str, satisfied: Iterable[str]) -> li
 def probes_done(probes_at_start: Iterable[str], probe_answered: str | None, pm_words: str) -> set[str]:
     """The probe record as the turn began, plus the probe the PM answered this turn in their own words
     (the rule router's own reading: a substantive answer satisfies the active probe)."""
-    from pmforge.turn.route import is_filler  # late: the router imports this module
-
     done = set(probes_at_start)
     if probe_answered and pm_words.strip() and not is_filler(pm_words):
         done.add(probe_answered)

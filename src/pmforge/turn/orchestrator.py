@@ -26,7 +26,8 @@ from pmforge.turn.execute import Execution, build_reply_request, prefix_tokens
 from pmforge.turn.fit import first_round_target, fit_context, refit_request
 from pmforge.turn.remember import asked_before, catch_up, remember, summarize_turn
 from pmforge.prompt.render import own_words
-from pmforge.turn.route import RouteInputs, route
+from pmforge.turn.route import route
+from pmforge.interviewer.rules import RouteInputs
 from pmforge.turn.sandbox import sandbox
 from pmforge.project.undo import keep_undo_point
 

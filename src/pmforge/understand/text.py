@@ -395,3 +395,19 @@ def actor_phrases(sentence: str) -> list[str]:
         if not any(phrase.lower() in f.lower() or f.lower() in phrase.lower() for f in found):
             found.append(phrase)
     return found[:4]
+
+
+_FILLER = re.compile(
+    r"^(?:(?:ok(?:ay)?|yes|yep|yeah|sure|right|got it|fine|great|good|cool|thanks?(?: you)?|sounds good|"
+    r"makes sense|that makes sense|agreed|continue|go on|go ahead|next question|next|move on|let'?s continue|"
+    r"carry on|keep going|proceed|perfect|exactly|correct|noted|understood|alright|all right)"
+    r"[\s,.!;:-]*)+(?:please|then|now|and)?[\s,.!]*"
+    r"(?:(?:let'?s )?(?:continue|move on|go on|keep going|proceed|next))?[\s.!]*$",
+    re.I,
+)
+
+
+def is_filler(message: str) -> bool:
+    """An acknowledgement with nothing to act on ("ok, continue", "makes sense, next")."""
+    text = message.strip()
+    return not text or (len(text) <= 60 and bool(_FILLER.match(text)))

@@ -44,7 +44,7 @@ def bench_latency(chunks: int = 10_000, turns: int = 1_000, queries: int = 60) -
     from pmforge.project.services import Services
     from pmforge.turn.assemble import assemble
     from pmforge.turn.remember import remember
-    from pmforge.turn.route import RouteInputs, rule_route
+    from pmforge.interviewer.rules import RouteInputs, rule_route
 
     settings = config.get_settings().model_copy(
         update={"projects_dir": Path(tempfile.mkdtemp(prefix="forge-bench-")), "llm": "offline"}

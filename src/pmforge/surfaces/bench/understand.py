@@ -13,7 +13,7 @@ from pmforge.project.project import Project
 
 from pmforge.project.services import Services
 from pmforge.surfaces.session_eval import find_sessions, play
-from pmforge.turn.route import read_message
+from pmforge.interviewer.rules import read_message
 from pmforge.surfaces.bench.figures import percentile, scratch_projects
 
 

@@ -1,0 +1,100 @@
+"""The rule router: how the offline interviewer decides what a turn is for, and what Phase A falls back to
+when Claude's routing answer cannot be used. Pure functions of the session state, the PM's message and the
+project's catalogue."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pmforge.core.models import ProjectState, RoutingDecision, SessionState
+from pmforge.core.settings import Settings
+from pmforge.knowledge import Catalogue
+from pmforge.prompt import render
+from pmforge.understand import Understanding, filled_slots, understand
+from pmforge.understand.text import is_filler
+
+
+ROUTE_TOOL = "route"
+
+
+@dataclass
+class RouteInputs:
+    """What Phase A reads; also what the offline router decides from."""
+
+    state: SessionState
+    project_state: ProjectState
+    message: str
+    turn_number: int
+    catalogue: Catalogue  # this project's probes and patterns (the built-ins and its own)
+
+
+def choose_probe(state: SessionState, order: tuple[str, ...], mode: str, satisfied: set[str],
+                 max_asks: int) -> str | None:
+    """The first open probe in the mode's `order`; one asked `max_asks` times without an answer steps aside
+    for the next (it stays open), so the interview moves on instead of repeating itself."""
+    open_probes = [p for p in order if p not in satisfied]
+    if not open_probes:
+        return None
+    asked = {p: sum(1 for t in state.turns if t.active_probe == p and t.active_mode == mode) for p in open_probes}
+    fresh = [p for p in open_probes if asked[p] < max_asks]
+    return fresh[0] if fresh else min(open_probes, key=lambda p: (asked[p], order.index(p)))
+
+
+def skeleton_ready(state: SessionState, mode: str, understood: Understanding) -> bool:
+    """A mode completes on its own only when its skeleton has content, not just when probes are ticked."""
+    filled = filled_slots(state, understood)
+    if mode == "mode_1":
+        return "problem" in filled and bool(filled & {"metric_leading", "metric_lagging", "metric_anti"})
+    rated = sum(1 for dim in ("value", "usability", "feasibility", "viability") if f"{dim}_risk" in filled)
+    return bool(state.solution_evaluation.solution_name or understood.solution_name) and rated >= 2
+
+
+def read_message(message: str, state: SessionState, catalogue: Catalogue) -> Understanding:
+    """The PM's own words this turn, understood (cached: Phase B reads the same result)."""
+    words = render.own_words(message)
+    return understand(words, state, filler=is_filler(message) or not words, catalogue=catalogue)
+
+
+def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
+    state, message = inputs.state, inputs.message
+    mode = state.active_mode
+    lowered = message.lower()
+    filler = is_filler(message)
+    catalogue = inputs.catalogue
+    understood = read_message(message, state, catalogue)
+    query = "" if filler else message[:settings.retrieval_query_chars]
+    if mode == "mode_1" and understood.intent == "evaluate":
+        satisfied = {p.probe for p in understood.probes}
+        next_probe = choose_probe(state, catalogue.order("mode_2"), "mode_2", satisfied, settings.probe_max_asks)
+        return RoutingDecision(
+            action="enter_mode", mode="mode_2", next_probe=next_probe,
+            requires_retrieval=True, retrieval_query=query,
+            reasoning=f"The PM asked to evaluate {understood.solution_name or 'a solution'}.",
+        )
+    satisfied = set(state.routing.probes_fired) | {p.probe for p in understood.probes}
+    next_probe = choose_probe(state, catalogue.order(mode), mode, satisfied, settings.probe_max_asks)
+    patterns = [] if filler else [
+        p.id for p in catalogue.patterns_for(mode)
+        if p.id not in state.routing.patterns_fired and any(t in lowered for t in p.triggers)
+    ][:2]
+    substantive_since = sum(
+        1 for t in state.turns if t.number > state.routing.last_synthesis_turn and not is_filler(t.user)
+    )
+    no_search = understood.intent in ("summarize", "artifact", "meta", "wrap_up", "question_method")
+    # Completing once is enough: later turns refine the brief instead of regenerating it every turn.
+    if mode not in state.routing.completed_modes and (
+            understood.intent == "wrap_up" or (next_probe is None and skeleton_ready(state, mode, understood))):
+        action, reason = "complete_mode", ("The PM asked to wrap up." if understood.intent == "wrap_up"
+                                           else "Every probe of this mode is answered and the skeleton has content.")
+    elif understood.intent == "summarize" or (
+            not filler and understood.intent == "statement" and substantive_since >= settings.micro_synthesis_every):
+        action, reason = "micro_synthesize", ("The PM asked where things stand." if understood.intent == "summarize"
+                                              else f"{substantive_since} substantive turns since the last synthesis.")
+    elif filler:
+        action, reason = "continue_mode", "Filler turn: keep going without retrieval."
+    else:
+        action, reason = "ask_questions", "Pursue the first probe the PM has not answered yet."
+    return RoutingDecision(
+        action=action, mode=mode, next_probe=next_probe, patterns=patterns,
+        requires_retrieval=not (filler or no_search), retrieval_query="" if no_search else query, reasoning=reason,
+    )
