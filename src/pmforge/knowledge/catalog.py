@@ -116,7 +116,7 @@ class Catalogue(BaseModel):
     _order: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, _context: object) -> None:
-        ids = [item.id for item in (*self.probes, *self.patterns)]
+        ids = [p.id for p in self.probes] + [p.id for p in self.patterns]
         repeated = sorted({i for i in ids if ids.count(i) > 1})
         if repeated:
             raise ValueError(f"duplicate probe or pattern id: {', '.join(repeated)}")

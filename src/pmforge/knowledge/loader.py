@@ -102,8 +102,8 @@ def _values(text: str, labels: dict[str, str]) -> tuple[str, dict[str, str | tup
         else:
             values[key] = value
     missing = [label for label, key in labels.items() if key not in values and key not in _OPTIONAL]
-    needed = ([] if title else ["a '# Name' title"]) + [f"'{label.capitalize()}:'" for label in missing]
-    if needed:
+    if title is None or missing:
+        needed = ([] if title else ["a '# Name' title"]) + [f"'{label.capitalize()}:'" for label in missing]
         raise ValueError("needs " + ", ".join(needed))
     return title, values
 
@@ -132,8 +132,7 @@ def _within(item: _T, budget: int) -> _T:
 
 def parse_probe(text: str, probe_id: str) -> Probe:
     name, v = _values(text, PROBE_FIELDS)
-    probe = Probe(id=probe_id, name=name, mode=_mode(v), order=_order(v), purpose=v["purpose"],
-                  look_for=v["look_for"], questions=v["questions"], satisfied_when=v["satisfied_when"])
+    probe = Probe.model_validate({**v, "id": probe_id, "name": name, "mode": _mode(v), "order": _order(v)})
     return _within(probe, PROBE_BUDGET)
 
 
@@ -142,9 +141,8 @@ def parse_pattern(text: str, pattern_id: str, min_trigger_chars: int = 1) -> Pat
     triggers = tuple(t.strip().lower() for t in v["triggers"] if len(t.strip()) >= min_trigger_chars)
     if not triggers:
         raise ValueError(f"needs at least one trigger phrase of {min_trigger_chars}+ characters")
-    pattern = Pattern(id=pattern_id, name=name, mode=_mode(v), order=_order(v), triggers=triggers,
-                      signals=v["signals"], stay_silent_when=v["stay_silent_when"], surface=v["surface"],
-                      question=v["question"])
+    pattern = Pattern.model_validate(
+        {**v, "id": pattern_id, "name": name, "mode": _mode(v), "order": _order(v), "triggers": triggers})
     return _within(pattern, PATTERN_BUDGET)
 
 
