@@ -82,10 +82,9 @@ def online_services(stub, monkeypatch, isolated_env):
 def online(online_services, stub):
     """A project on the online providers with plan.md indexed; the stub's request log starts empty."""
     from docs import PLAN
-    from stubs import text_message
-
     from pmforge.ingest.pipeline import ingest_file
     from pmforge.project.project import Project
+    from stubs import text_message
 
     project = Project.create(online_services(), "Online Pilot")
     stub.queue_anthropic(text_message("A pilot plan: 20 Midwest stores for eight weeks, shrink target 4.5%."))

@@ -8,14 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from stubs import text_message, tool_use_message
-
 from pmforge.core.models import Assumption, ProjectState, SessionState, ToolCallRecord
-from pmforge.project.project import Project
 from pmforge.knowledge import builtin_catalogue
+from pmforge.project.project import Project
 from pmforge.tools import ToolContext, run_tool
 from pmforge.turn.acknowledge import HEADING, acknowledgement, acknowledgement_lines
 from pmforge.turn.orchestrator import run_turn, start_turn, working_copy
+from stubs import text_message, tool_use_message
 
 OPENING = ("We want to cut fresh shrink in our 62 stores. I think store managers will accept a weekly count. "
            "Maria Lopez, our VP of stores, has the final say.")

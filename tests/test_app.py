@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
-from docs import research_docx
 from streamlit.testing.v1 import AppTest
 
 import pmforge
+from docs import research_docx
 
 APP = str(Path(pmforge.__file__).parent / "surfaces" / "app.py")
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"

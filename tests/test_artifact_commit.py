@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
-from stubs import tool_use_message
 
-from pmforge.outputs.artifacts import generate, latest
-from pmforge.surfaces.cli import main as forge
 from pmforge.core.errors import ForgeError
+from pmforge.outputs.artifacts import generate, latest
 from pmforge.project.project import Project
+from pmforge.surfaces.cli import main as forge
 from pmforge.turn.orchestrator import run_turn, start_turn
+from stubs import tool_use_message
 
 OPENING = "Bakery shrink is 9 percent across our 62 stores and store managers blame the ordering app."
 ASK_FOR_BRIEF = "Please write up the problem brief."

@@ -10,11 +10,6 @@ from datetime import datetime, timedelta, timezone
 import docx
 import pytest
 
-from pmforge.outputs.artifacts import generate, latest
-from pmforge.outputs.briefs import TBC, problem_brief_markdown, solution_evaluation_markdown
-from pmforge.outputs.register import register_csv, register_json
-from pmforge.outputs.word import markdown_to_docx
-from pmforge.knowledge import builtin_catalogue
 from pmforge.core.models import (
     Assumption,
     AssumptionChange,
@@ -30,6 +25,11 @@ from pmforge.core.models import (
     SuccessMetrics,
     ValidationPlan,
 )
+from pmforge.knowledge import builtin_catalogue
+from pmforge.outputs.artifacts import generate, latest
+from pmforge.outputs.briefs import TBC, problem_brief_markdown, solution_evaluation_markdown
+from pmforge.outputs.register import register_csv, register_json
+from pmforge.outputs.word import markdown_to_docx
 
 NOW = datetime(2026, 11, 22, 15, 12, 0, tzinfo=timezone.utc)
 CATALOGUE = builtin_catalogue()

@@ -11,13 +11,13 @@ import random
 
 import pytest
 
-from pmforge.surfaces.bench import session
-from pmforge.ingest.pipeline import ingest_file
-from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
-from pmforge.interviewer.offline import OfflineLLM
 from pmforge.core.models import Assumption
-from pmforge.project.project import Project
 from pmforge.core.tokens import count_tokens, truncate_to_tokens
+from pmforge.ingest.pipeline import ingest_file
+from pmforge.interviewer.offline import OfflineLLM
+from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
+from pmforge.project.project import Project
+from pmforge.surfaces.bench import session
 from pmforge.turn.assemble import assemble
 from pmforge.turn.execute import Execution, build_reply_request, reply_tokens
 from pmforge.turn.fit import first_round_target, fit_context

@@ -14,8 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from pmforge.surfaces.bench.browser import (STARTUP_TIMEOUT, WAIT_MS, chromium, free_port, healthy, missing_browser, offline_env,
-                                   stop, tail)
+from pmforge.surfaces.bench.browser import (
+    STARTUP_TIMEOUT,
+    WAIT_MS,
+    chromium,
+    free_port,
+    healthy,
+    missing_browser,
+    offline_env,
+    stop,
+    tail,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(missing_browser() is not None, reason=str(missing_browser()))]
 

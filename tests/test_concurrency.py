@@ -11,9 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from pmforge.core.models import Turn
-from pmforge.index.retrieval import Query, find_sections, find_turns
 from pmforge.index.collections import CONVERSATIONS, DOCUMENTS, LeafRecord, ParentRecord
 from pmforge.index.keyword import KeywordIndex, TurnIndex
+from pmforge.index.retrieval import Query, find_sections, find_turns
 from pmforge.turn.remember import remember
 
 SLOTS = 40  # records replaced in turn, so every write moves rows around inside the index

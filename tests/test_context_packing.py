@@ -6,12 +6,12 @@ import random
 
 import pytest
 
-from pmforge.ingest.pipeline import ingest_file
 from pmforge.core.models import RetrievedSection, Turn
-from pmforge.project.project import Project
-from pmforge.index.retrieval import Query, _Hit, find_sections, find_turns, pack_passages
 from pmforge.core.tokens import count_tokens
+from pmforge.index.retrieval import Query, _Hit, find_sections, find_turns, pack_passages
+from pmforge.ingest.pipeline import ingest_file
 from pmforge.knowledge import builtin_catalogue
+from pmforge.project.project import Project
 from pmforge.turn.assemble import format_documents, format_turns, shown_turns
 from pmforge.turn.remember import remember
 

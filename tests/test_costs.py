@@ -10,12 +10,12 @@ import json
 from decimal import Decimal
 
 import pytest
-from stubs import text_message, tool_use_message
 
-from pmforge.surfaces.bench.cache_model import PromptCache
-from pmforge.llm.costs import meter_lines, money, session_cost
 from pmforge.core.models import Turn, Usage
+from pmforge.llm.costs import meter_lines, money, session_cost
+from pmforge.surfaces.bench.cache_model import PromptCache
 from pmforge.turn.orchestrator import run_turn
+from stubs import text_message, tool_use_message
 
 ROUTE = {
     "action": "ask_questions", "mode": "mode_1", "next_probe": "solution_problem_separation", "patterns": [],

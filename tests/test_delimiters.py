@@ -19,17 +19,25 @@ import unicodedata
 
 import pytest
 
+from pmforge.core.models import (
+    FileSummary,
+    ProjectState,
+    RetrievedSection,
+    RetrievedTurn,
+    RoutingDecision,
+    SessionState,
+    Turn,
+)
 from pmforge.ingest.pipeline import ingest_file
+from pmforge.interviewer.rules import RouteInputs
 from pmforge.knowledge import builtin_catalogue
 from pmforge.llm.base import ChatRequest
-from pmforge.core.models import FileSummary, ProjectState, RetrievedSection, RetrievedTurn, RoutingDecision, SessionState, Turn
 from pmforge.project.project import Project
 from pmforge.prompt import render
 from pmforge.turn.assemble import AssembledContext, document_block, format_documents, format_turns
 from pmforge.turn.execute import build_reply_request
 from pmforge.turn.orchestrator import start_turn
 from pmforge.turn.route import build_route_request
-from pmforge.interviewer.rules import RouteInputs
 
 # ---------------------------------------------------------------- crafted strings
 

@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 from docs import PLAN, research_docx
-from pmforge.upkeep import doctor
-from pmforge.surfaces.cli import main as forge
 from pmforge.core.errors import ForgeError
+from pmforge.index.collections import CONVERSATIONS, DOCUMENTS
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.project.project import Project
-from pmforge.index.collections import CONVERSATIONS, DOCUMENTS
+from pmforge.surfaces.cli import main as forge
 from pmforge.turn.orchestrator import run_turn, start_turn
+from pmforge.upkeep import doctor
 
 NOTES = b"# Interview notes\n\nDana from the Duluth store says weekend markdowns happen too late to sell the bread.\n"
 

@@ -14,10 +14,10 @@ from pathlib import Path
 from docx import Document
 from streamlit.testing.v1 import AppTest
 
-from pmforge.outputs.export import transcript_docx, transcript_file_name, transcript_markdown
 from pmforge.core.models import SessionState, SourceRef, Turn
-from pmforge.project.project import Project
 from pmforge.core.transcript import turn_line
+from pmforge.outputs.export import transcript_docx, transcript_file_name, transcript_markdown
+from pmforge.project.project import Project
 from pmforge.turn.orchestrator import run_turn
 
 NOW = datetime(2025, 3, 4, 9, 30, tzinfo=timezone.utc)

@@ -8,23 +8,22 @@ upload and the PM's message are kept, and the PM gets one plain sentence.
 
 from __future__ import annotations
 
-import json
-
 import itertools
+import json
 import threading
 from pathlib import Path
 
 import pytest
 import streamlit as st
-from stubs import DROP, delayed, deterministic_embedding, text_message, tool_use_message
 from streamlit.testing.v1 import AppTest
 
 import pmforge
 from pmforge.core.errors import ForgeError
+from pmforge.index.keyword import KeywordIndex
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.project.project import Project
-from pmforge.index.keyword import KeywordIndex
 from pmforge.turn.orchestrator import run_turn
+from stubs import DROP, delayed, deterministic_embedding, text_message, tool_use_message
 
 ROUTE = {
     "action": "ask_questions", "mode": "mode_1", "next_probe": "solution_problem_separation", "patterns": [],

@@ -19,9 +19,9 @@ from streamlit.testing.v1 import AppTest
 import pmforge
 from pmforge.core import demo
 from pmforge.core.models import FileSummary, ProjectState, SessionState
+from pmforge.core.workspace import Workspace
 from pmforge.project.project import Project, Upkeep
 from pmforge.surfaces.ui import welcome
-from pmforge.core.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(Path(pmforge.__file__).parent / "surfaces" / "app.py")

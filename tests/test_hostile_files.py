@@ -26,11 +26,11 @@ from pathlib import Path
 import pytest
 
 import broken_files as bf
-from pmforge.surfaces.cli import main as forge
 from pmforge.ingest.chunk import ChunkSizes, TableHeaders, chunk_markdown
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.project.project import Project
 from pmforge.project.services import Services
+from pmforge.surfaces.cli import main as forge
 from pmforge.turn.orchestrator import run_turn
 
 HARD_LIMIT_S = 60  # the requirement: every pathological file finishes (indexed or refused) within it

@@ -16,12 +16,12 @@ import pytest
 
 import broken_files as bf
 from pmforge.core.errors import ForgeError
-from pmforge.ingest.pipeline import delete_file, ingest_file
 from pmforge.core.models import RetrievedSection
-from pmforge.project.project import Project
-from pmforge.project.services import Services
 from pmforge.core.tokens import count_tokens
 from pmforge.core.workspace import MAX_FILENAME_CHARS
+from pmforge.ingest.pipeline import delete_file, ingest_file
+from pmforge.project.project import Project
+from pmforge.project.services import Services
 
 FACT = "The Marigold freezer audit found 314 unlabelled trays in the Dayton stores."
 FACT_QUERY = "How many unlabelled trays did the Marigold freezer audit find?"

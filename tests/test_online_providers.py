@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from docs import PLAN
-from stubs import text_message, tool_use_message
 
+from docs import PLAN
 from pmforge.core.errors import ForgeError
-from pmforge.ingest.pipeline import ingest_file
 from pmforge.core.models import RoutingDecision
+from pmforge.ingest.pipeline import ingest_file
 from pmforge.project.project import Project
 from pmforge.project.services import Services
 from pmforge.tools.assumptions import RegisterAssumption
 from pmforge.turn.orchestrator import run_turn
+from stubs import text_message, tool_use_message
 
 ROUTE = {
     "action": "ask_questions", "mode": "mode_1", "next_probe": "solution_problem_separation", "patterns": [],

@@ -7,18 +7,18 @@ from __future__ import annotations
 import json
 
 import pytest
-from docs import PLAN
-from stubs import DROP, delayed, error_reply, openai_text, openai_tool_calls
 
-from pmforge.outputs.artifacts import latest
+from docs import PLAN
 from pmforge.core.errors import ForgeError
+from pmforge.core.models import RoutingDecision
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.llm.base import ChatRequest, SystemBlock
-from pmforge.core.models import RoutingDecision
+from pmforge.outputs.artifacts import latest
 from pmforge.project.project import Project
 from pmforge.project.services import Services
 from pmforge.tools.assumptions import RegisterAssumption
 from pmforge.turn.orchestrator import run_turn, start_turn
+from stubs import DROP, delayed, error_reply, openai_text, openai_tool_calls
 
 ROUTE = {
     "action": "ask_questions", "mode": "mode_1", "next_probe": "solution_problem_separation", "patterns": [],

@@ -16,12 +16,12 @@ from streamlit.testing.v1 import AppTest
 
 from chroma_server import ChromaServer
 from docs import PLAN
-from pmforge.ingest.pipeline import ingest_file
-from pmforge.project.project import Project, delete_project
-from pmforge.index.retrieval import Query, find_sections
+from pmforge.core.workspace import Workspace, display_name, picker_labels
 from pmforge.index.client import http_client
 from pmforge.index.collections import Clone, Lease, ProjectStore
-from pmforge.core.workspace import Workspace, display_name, picker_labels
+from pmforge.index.retrieval import Query, find_sections
+from pmforge.ingest.pipeline import ingest_file
+from pmforge.project.project import Project, delete_project
 
 ROOT = Path(__file__).parents[1]
 

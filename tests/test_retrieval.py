@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from pmforge.index.keyword import tokenize
+from pmforge.index.retrieval import Query, find_parents, find_turns, fuse
 from pmforge.ingest.pipeline import delete_file, ingest_file
 from pmforge.project.project import Project
-from pmforge.index.retrieval import Query, find_parents, find_turns, fuse
-from pmforge.index.keyword import tokenize
 from pmforge.turn.orchestrator import run_turn
 
 # Many sections about the same topic; only one holds the code the PM asks about.

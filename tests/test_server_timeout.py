@@ -17,10 +17,10 @@ import pytest
 from chroma_server import ChromaServer, free_port
 from docs import PLAN
 from pmforge.core.errors import ForgeError
+from pmforge.index.client import StoreUnavailable, http_client
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.project.project import Project
 from pmforge.project.services import Services
-from pmforge.index.client import StoreUnavailable, http_client
 from pmforge.turn.orchestrator import run_turn
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

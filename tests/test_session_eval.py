@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from pmforge.surfaces.cli import main as forge
 from pmforge.core.errors import ForgeError
 from pmforge.core.models import (
     Assumption,
@@ -21,6 +20,7 @@ from pmforge.core.models import (
     SuccessMetrics,
     Turn,
 )
+from pmforge.surfaces.cli import main as forge
 from pmforge.surfaces.session_eval import (
     at_path,
     find_sessions,

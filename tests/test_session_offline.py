@@ -6,9 +6,8 @@ import json
 from datetime import datetime
 
 from docs import research_docx
-
-from pmforge.ingest.pipeline import delete_file, ingest_file
 from pmforge.core.models import SessionState
+from pmforge.ingest.pipeline import delete_file, ingest_file
 from pmforge.project.project import Project
 from pmforge.turn.orchestrator import run_turn
 

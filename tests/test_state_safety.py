@@ -19,11 +19,11 @@ import pytest
 from docs import PLAN
 from pmforge.core import conflicts
 from pmforge.core.errors import ForgeError
-from pmforge.ingest.pipeline import ingest_file
 from pmforge.core.models import ToolCallRecord
+from pmforge.core.workspace import Workspace, slugify
+from pmforge.ingest.pipeline import ingest_file
 from pmforge.project.project import Project
 from pmforge.turn.orchestrator import run_turn, start_turn
-from pmforge.core.workspace import Workspace, slugify
 
 ROOT = Path(__file__).parents[1]
 HEDGED = "I think store managers would adopt a fixed markdown time if labels printed faster."

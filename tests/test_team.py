@@ -15,17 +15,25 @@ import pytest
 
 from chroma_server import ChromaServer
 from docs import PLAN, research_docx
-from pmforge.upkeep import doctor
-from pmforge.surfaces.cli import _open
 from pmforge.core.errors import ForgeError
+from pmforge.index.collections import (
+    CONVERSATIONS,
+    DOCUMENTS,
+    MEMORY,
+    PARENTS,
+    LeaseHeld,
+    ProjectStore,
+    StoreGone,
+    turn_record_id,
+)
+from pmforge.index.retrieval import Query, find_sections, find_turns
 from pmforge.ingest.pipeline import delete_file, ingest_file
-from pmforge.upkeep.reindex import reindex
 from pmforge.project.project import Project
 from pmforge.project.services import Services
-from pmforge.index.retrieval import Query, find_sections, find_turns
-from pmforge.index.collections import (CONVERSATIONS, DOCUMENTS, MEMORY, PARENTS, LeaseHeld, ProjectStore,
-                                       StoreGone, turn_record_id)
+from pmforge.surfaces.cli import _open
 from pmforge.turn.orchestrator import run_turn
+from pmforge.upkeep import doctor
+from pmforge.upkeep.reindex import reindex
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 NOTES = b"# Interview notes\n\nDana from the Duluth store says the ZX-42 label printer jams every Saturday.\n"

@@ -16,9 +16,9 @@ import pytest
 
 from pmforge.core.errors import ForgeError
 from pmforge.core.models import SCHEMA_VERSION, Turn
+from pmforge.core.workspace import Workspace
 from pmforge.project.project import Project
 from pmforge.turn.orchestrator import run_turn, start_turn
-from pmforge.core.workspace import Workspace
 
 SRC = str(Path(__file__).parents[1] / "src")
 

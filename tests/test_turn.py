@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from pmforge.ingest.pipeline import ingest_file
 from pmforge.core.models import Assumption, FileSummary, ProjectState, SessionState, Turn
-from pmforge.project.project import Project
 from pmforge.core.tokens import count_tokens
+from pmforge.ingest.pipeline import ingest_file
+from pmforge.interviewer.rules import RouteInputs, rule_route
+from pmforge.project.project import Project
 from pmforge.turn.assemble import assemble
 from pmforge.turn.execute import build_reply_request
 from pmforge.turn.orchestrator import run_turn
 from pmforge.turn.route import build_route_request
-from pmforge.interviewer.rules import RouteInputs, rule_route
 
 LONG = "The store operations team believes department leads will follow a suggested list if it is short. " * 4
 
@@ -158,10 +158,10 @@ def test_a_document_cannot_close_its_delimiter_or_steer_the_mode(project: Projec
 def test_a_projects_own_pattern_is_never_accepted_in_another_project(tmp_path):
     """One app process serves several projects: project B's router and tools must not take project A's pattern,
     even by its name; an earlier turn's recorded pattern still shows by its namespaced id."""
-    from pmforge.knowledge import project_catalogue
-    from pmforge.tools import ToolContext, run_tool
     from pmforge.core.models import ProjectState, SessionState
     from pmforge.core.workspace import Workspace
+    from pmforge.knowledge import project_catalogue
+    from pmforge.tools import ToolContext, run_tool
 
     alpha, beta = (Workspace.create(tmp_path / "projects", slug) for slug in ("alpha", "beta"))
     (alpha.root / "patterns").mkdir()

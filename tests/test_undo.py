@@ -11,18 +11,24 @@ from datetime import datetime, timezone
 import pytest
 
 from pmforge.core import transcript
-from pmforge.surfaces.cli import main as forge
-from pmforge.upkeep.doctor import examine
 from pmforge.core.errors import ForgeError
 from pmforge.core.models import Turn
-from pmforge.project.project import Project
+from pmforge.core.workspace import Workspace, atomic_write_text
 from pmforge.index.retrieval import Query, find_turns
-from pmforge.turn.orchestrator import run_turn
+from pmforge.project.project import Project
 from pmforge.project.undo import (
-    CHANGED_SINCE, NOT_THE_ONE, NOTHING_TO_UNDO, UNDO_LABEL, read_undo_point, session_fields, undo_last_turn,
+    CHANGED_SINCE,
+    NOT_THE_ONE,
+    NOTHING_TO_UNDO,
+    UNDO_LABEL,
+    read_undo_point,
+    session_fields,
+    undo_last_turn,
     undo_path,
 )
-from pmforge.core.workspace import Workspace, atomic_write_text
+from pmforge.surfaces.cli import main as forge
+from pmforge.turn.orchestrator import run_turn
+from pmforge.upkeep.doctor import examine
 
 OPENING = "Bakery shrink is 9 percent across our 62 stores and store managers blame the ordering app."
 HEDGED = "I think store managers would adopt a fixed markdown time if labels printed faster."

@@ -7,13 +7,13 @@ import random
 import pytest
 
 from pmforge.core.errors import ForgeError
-from pmforge.ingest.chunk import ChunkSizes, chunk_markdown, split_sections
 from pmforge.core.models import ProjectState, SessionState
 from pmforge.core.tokens import count_tokens
+from pmforge.core.workspace import safe_filename
+from pmforge.ingest.chunk import ChunkSizes, chunk_markdown, split_sections
 from pmforge.knowledge import builtin_catalogue
 from pmforge.tools import ToolContext, run_tool, tool_specs
 from pmforge.understand.text import is_filler
-from pmforge.core.workspace import safe_filename
 
 
 @pytest.mark.parametrize("text", ["yes", "ok, continue", "that makes sense, move on", "Sure, go ahead.",

@@ -20,20 +20,15 @@ import uuid
 from collections import Counter
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
-
-from datetime import datetime, timezone
 
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
-from pmforge.core import transcript
+from pmforge.core import conflicts, demo, transcript
 from pmforge.core.errors import ForgeError
-
-from pmforge.core import conflicts
-
-from pmforge.core import demo
 from pmforge.core.models import SCHEMA_VERSION, ProjectState, SessionState, Turn
 
 log = logging.getLogger(__name__)

@@ -11,11 +11,10 @@ from __future__ import annotations
 import httpx
 import openai
 
-from pmforge.core.settings import Settings
-
 from pmforge.core.errors import ForgeError
-from pmforge.llm.openai_llm import make_client
+from pmforge.core.settings import Settings
 from pmforge.embed.base import Embedder
+from pmforge.llm.openai_llm import make_client
 
 PROBE_TEXT = "Forge dimension probe"
 

@@ -10,9 +10,8 @@ import chromadb
 import httpx
 from chromadb.config import Settings as ChromaSettings
 
-from pmforge.core.settings import Settings
-
 from pmforge.core.errors import ForgeError
+from pmforge.core.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -19,13 +19,12 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from pmforge.core.settings import Settings
-
-from pmforge.embed import Embedder
 from pmforge.core.models import RetrievedSection, RetrievedTurn
+from pmforge.core.settings import Settings
+from pmforge.core.tokens import count_tokens
+from pmforge.embed import Embedder
 from pmforge.index.collections import CONVERSATIONS, ProjectStore, turn_id_of
 from pmforge.index.keyword import tokenize
-from pmforge.core.tokens import count_tokens
 
 Retriever = Literal["vector", "bm25", "hybrid"]
 RETRIEVERS: tuple[str, ...] = ("vector", "bm25", "hybrid")

@@ -21,19 +21,19 @@ from typing import Callable
 
 import numpy as np
 
-from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
 from pmforge.core.errors import ForgeError
-from pmforge.understand import extractive
-from pmforge.llm.base import ChatRequest, SystemBlock
 from pmforge.core.models import FileSummary, now_iso
-from pmforge.project.project import Project
+from pmforge.core.workspace import atomic_write_bytes, atomic_write_text, safe_filename
 from pmforge.index.client import StoreUnavailable
 from pmforge.index.collections import LeafRecord, ParentRecord
-from pmforge.prompt.render import attribute, inert
-from pmforge.project.recover import INTERRUPTED, file_id_for
-from pmforge.core.workspace import atomic_write_bytes, atomic_write_text, safe_filename
 from pmforge.ingest.chunk import ChunkSizes, Parent, TableHeaders, breadcrumb, chunk_markdown, heading_count
 from pmforge.ingest.convert import SUPPORTED, Budget, Converted, convert, extension, unsupported_message
+from pmforge.llm.base import ChatRequest, SystemBlock
+from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
+from pmforge.project.project import Project
+from pmforge.project.recover import INTERRUPTED, file_id_for
+from pmforge.prompt.render import attribute, inert
+from pmforge.understand import extractive
 
 log = logging.getLogger(__name__)
 

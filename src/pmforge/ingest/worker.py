@@ -36,8 +36,8 @@ def main(argv: list[str]) -> int:
 
 def run(job: dict, data: bytes) -> dict:
     # Imported here, after the memory limit is set: the converters' libraries count against it.
-    from pmforge.core.errors import ForgeError
     import pmforge.ingest.convert as convert
+    from pmforge.core.errors import ForgeError
 
     try:
         converted = convert.TASKS[job["task"]](job["filename"], data, int(job["max_chars"]))

@@ -17,14 +17,13 @@ from itertools import count
 
 from pmforge.core.models import RoutingDecision, SessionState
 from pmforge.core.settings import Settings
-from pmforge.interviewer.rules import ROUTE_TOOL, read_message, rule_route
-from pmforge.prompt.render import own_words
-from pmforge.understand import Understanding, filled_slots
-from pmforge.understand import text as t
-from pmforge.understand import extractive
 from pmforge.interviewer import plan as offline_plan
-from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
+from pmforge.interviewer.rules import ROUTE_TOOL, read_message, rule_route
 from pmforge.knowledge import Catalogue
+from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
+from pmforge.prompt.render import own_words
+from pmforge.understand import Understanding, extractive, filled_slots
+from pmforge.understand import text as t
 
 # Said once per session (the app's sidebar, `forge chat` on stderr), never inside a reply.
 OFFLINE_NOTICE = ("Forge is running offline: a built-in interviewer asks the questions and a local model searches "

@@ -13,7 +13,6 @@ from pmforge.prompt import render
 from pmforge.understand import Understanding, filled_slots, understand
 from pmforge.understand.text import is_filler
 
-
 ROUTE_TOOL = "route"
 
 

@@ -6,5 +6,4 @@ from __future__ import annotations
 
 from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ResponseStream, SystemBlock, ToolSpec, ToolUse, Usage
 
-
 __all__ = ["LLM", "ChatRequest", "ChatResponse", "ResponseStream", "SystemBlock", "ToolSpec", "ToolUse", "Usage"]

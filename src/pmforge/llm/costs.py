@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Iterable, Iterator
 
-from pmforge.core.settings import ModelPrice, Settings
-
-from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ResponseStream
 from pmforge.core.models import BilledCall, FileSummary, Turn, Usage
+from pmforge.core.settings import ModelPrice, Settings
+from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ResponseStream
 
 MILLION = Decimal(1_000_000)
 

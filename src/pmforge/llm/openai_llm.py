@@ -27,10 +27,19 @@ from typing import Any, Iterator
 import httpx
 import openai
 
-from pmforge.core.settings import Settings
-
 from pmforge.core.errors import ForgeError
-from pmforge.llm.base import LLM, ChatRequest, ChatResponse, Purpose, ResponseStream, SystemBlock, ToolSpec, ToolUse, Usage
+from pmforge.core.settings import Settings
+from pmforge.llm.base import (
+    LLM,
+    ChatRequest,
+    ChatResponse,
+    Purpose,
+    ResponseStream,
+    SystemBlock,
+    ToolSpec,
+    ToolUse,
+    Usage,
+)
 
 log = logging.getLogger(__name__)
 

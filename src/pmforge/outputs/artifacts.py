@@ -14,7 +14,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable, Literal
 
-
 from pmforge.core.models import ProjectState, SessionState
 from pmforge.core.workspace import Workspace, atomic_write_bytes
 from pmforge.knowledge import Catalogue

@@ -13,11 +13,11 @@ import re
 from datetime import datetime, timezone
 from typing import Literal
 
+from pmforge.core.models import SessionState, Turn
+from pmforge.core.words import counted
 from pmforge.outputs.briefs import escape_markdown
 from pmforge.outputs.word import markdown_to_docx
-from pmforge.core.models import SessionState, Turn
 from pmforge.prompt.render import for_display
-from pmforge.core.words import counted
 
 ExportFormat = Literal["md", "docx"]
 MIME: dict[str, str] = {

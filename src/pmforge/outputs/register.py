@@ -8,6 +8,7 @@ import json
 
 from pmforge.core.models import Assumption, AssumptionChange, SessionState
 
+
 def _numeric(assumptions: list[Assumption]) -> list[Assumption]:
     return sorted(assumptions, key=lambda a: (a.number, a.id))
 

@@ -14,18 +14,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from pmforge.core.settings import Settings
-
 from pmforge.core import transcript
-from pmforge.project.services import Services
-from pmforge.core.models import ProjectState, SessionState
 from pmforge.core.errors import ForgeError
+from pmforge.core.models import ProjectState, SessionState
+from pmforge.core.settings import Settings
+from pmforge.core.words import counted
+from pmforge.core.workspace import Workspace
 from pmforge.index.client import client_for, persistent_client
 from pmforge.index.collections import KEYWORD_MIRRORED, REGISTRY, Clone, Lease, ProjectStore, reachable
-from pmforge.core.workspace import Workspace
-from pmforge.project.recover import recover
-from pmforge.core.words import counted
 from pmforge.knowledge import Catalogue, project_catalogue
+from pmforge.project.recover import recover
+from pmforge.project.services import Services
 
 
 def server_prefix(workspace: Workspace) -> str:

@@ -12,24 +12,19 @@ import time
 
 import streamlit as st
 
-from pmforge.outputs import export
 from pmforge.core.demo import example_of, restore_example
-
-from pmforge.outputs import artifacts
 from pmforge.core.errors import ForgeError
-from pmforge.ingest.pipeline import delete_file
-from pmforge.upkeep.reindex import reindex
 from pmforge.core.models import Turn
-from pmforge.project.project import Project, confirms_deletion, delete_project, deletion_warning
-from pmforge.prompt import render
-from pmforge.project.undo import read_undo_point
-from pmforge.surfaces.ui import welcome
-from pmforge.surfaces.ui.jobs import DONE, FAILED, STOPPED, ProjectJobs, TurnJob, UploadJob
-from pmforge.surfaces.ui import citations
-from pmforge.surfaces.ui import panels
-from pmforge.surfaces.ui import resources
-from pmforge.core.workspace import UnresolvedConflict, Workspace, picker_labels, take_notices
 from pmforge.core.words import counted
+from pmforge.core.workspace import UnresolvedConflict, Workspace, picker_labels, take_notices
+from pmforge.ingest.pipeline import delete_file
+from pmforge.outputs import artifacts, export
+from pmforge.project.project import Project, confirms_deletion, delete_project, deletion_warning
+from pmforge.project.undo import read_undo_point
+from pmforge.prompt import render
+from pmforge.surfaces.ui import citations, panels, resources, welcome
+from pmforge.surfaces.ui.jobs import DONE, FAILED, STOPPED, ProjectJobs, TurnJob, UploadJob
+from pmforge.upkeep.reindex import reindex
 
 # An About entry makes Streamlit show its menu, and with it the Light / Dark / System theme choice.
 st.set_page_config(page_title="Forge", page_icon="🔨", layout="wide", menu_items={

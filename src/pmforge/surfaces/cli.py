@@ -25,8 +25,8 @@ def _services():
 def _open(services, name: str):
     """Open a project, first adding to its store what this clone's files and transcript need (a catch-up
     that never drops anything: the store may be shared with other clones)."""
-    from pmforge.upkeep.reindex import reindex
     from pmforge.project.project import Project
+    from pmforge.upkeep.reindex import reindex
 
     project = Project.open(services, name)
     reason = project.reindex_reason()
@@ -38,9 +38,8 @@ def _open(services, name: str):
 
 
 def _start_log() -> None:
-    from pmforge.core.settings import get_settings
-
     from pmforge.core import logs
+    from pmforge.core.settings import get_settings
     try:
         logs.configure(get_settings())
     except OSError as exc:  # an unwritable log folder must not stop the command
@@ -148,7 +147,6 @@ def cmd_rename(args) -> int:
 
 def cmd_delete_project(args) -> int:
     from pmforge.core.settings import get_settings
-
     from pmforge.project.project import delete_project
 
     settings = get_settings()
@@ -207,9 +205,8 @@ def cmd_files(args) -> int:
 
 def cmd_delete(args) -> int:
     from pmforge.core.settings import get_settings
-
-    from pmforge.ingest.pipeline import delete_file
     from pmforge.core.workspace import Workspace
+    from pmforge.ingest.pipeline import delete_file
 
     ws = Workspace.open(get_settings().projects_root(), args.project)
     if ws.load_project_state().find(args.filename) is None:  # a typo is no interrupted operation
@@ -220,8 +217,8 @@ def cmd_delete(args) -> int:
 
 
 def cmd_reindex(args) -> int:
-    from pmforge.upkeep.reindex import reindex
     from pmforge.project.project import Project
+    from pmforge.upkeep.reindex import reindex
 
     project = Project.open(_services(), args.project)
     if args.force:
@@ -241,10 +238,9 @@ def _force_plan(project) -> str:
 
 def cmd_doctor(args) -> int:
     from pmforge.core.settings import get_settings
-
-    from pmforge.upkeep import doctor
-    from pmforge.project.project import Project
     from pmforge.core.workspace import Workspace, take_notices
+    from pmforge.project.project import Project
+    from pmforge.upkeep import doctor
 
     merged = []
     if args.fix:  # a git merge first: opening a project on a server reads its manifest
@@ -284,10 +280,9 @@ def cmd_doctor(args) -> int:
 
 def cmd_migrate(args) -> int:
     from pmforge.core.settings import get_settings
-
+    from pmforge.core.workspace import Workspace
     from pmforge.embed import make_embedder
     from pmforge.upkeep.migrate import migrate
-    from pmforge.core.workspace import Workspace
 
     settings = get_settings()
     if args.host:
@@ -413,7 +408,6 @@ def cmd_bench(args) -> int:
 
 def cmd_eval(args) -> int:
     from pmforge.core.settings import get_settings
-
     from pmforge.surfaces import evaluation
     settings = get_settings()
     if args.what == "sessions":
@@ -484,9 +478,8 @@ def cmd_brief(args) -> int:
 def cmd_export(args) -> int:
     """The transcript as Markdown or Word: into the project's artifacts/ folder, to --out, or to stdout (-)."""
     from pmforge.core.settings import get_settings
-
-    from pmforge.outputs.export import transcript_bytes, transcript_file_name
     from pmforge.core.workspace import Workspace, atomic_write_bytes
+    from pmforge.outputs.export import transcript_bytes, transcript_file_name
 
     ws = Workspace.open(get_settings().projects_root(), args.project)
     state = ws.load_state()

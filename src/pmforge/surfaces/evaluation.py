@@ -22,23 +22,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from pmforge.core.settings import Settings
-
 from pmforge.core.errors import ForgeError
+from pmforge.core.models import ProjectState, RetrievedSection, RetrievedTurn, SessionState, Turn
+from pmforge.core.settings import Settings
+from pmforge.core.tokens import count_tokens
+from pmforge.core.workspace import safe_filename
+from pmforge.index.retrieval import RETRIEVERS, Query, find_parents, find_sections, find_turns
 from pmforge.ingest.convert import SUPPORTED, extension
 from pmforge.ingest.pipeline import ingest_file
-from pmforge.core.models import ProjectState, RetrievedSection, RetrievedTurn, SessionState, Turn
+from pmforge.interviewer.rules import RouteInputs, rule_route
+from pmforge.knowledge import builtin_catalogue
 from pmforge.project.project import Project
 from pmforge.project.services import Services
-from pmforge.index.retrieval import RETRIEVERS, Query, find_parents, find_sections, find_turns
-from pmforge.core.tokens import count_tokens
+from pmforge.prompt.render import inert
 from pmforge.turn.assemble import document_query, fitted_documents, format_documents, format_turns, shown_turns
 from pmforge.turn.remember import asked_before, remember, summarize_turn
-from pmforge.prompt.render import inert
-from pmforge.interviewer.rules import RouteInputs, rule_route
-from pmforge.core.workspace import safe_filename
-from pmforge.knowledge import builtin_catalogue
-
 
 
 def read_jsonl(path: Path) -> list[dict]:

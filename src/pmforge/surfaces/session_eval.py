@@ -374,9 +374,9 @@ def evaluate_sessions(folder: Path, settings, only: str | None = None, keep: Pat
 
     Scratch projects live in a temp folder (or `keep`), never in the configured projects folder.
     """
+    from pmforge.core.workspace import slugify
     from pmforge.project.project import Project
     from pmforge.project.services import Services
-    from pmforge.core.workspace import slugify
 
     sessions = find_sessions(folder, only)
     progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))

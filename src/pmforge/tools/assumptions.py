@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from pmforge.core.models import Assumption, AssumptionChange, AssumptionStatus, AssumptionType, Confidence, Impact, SessionState
+from pmforge.core.models import (
+    Assumption,
+    AssumptionChange,
+    AssumptionStatus,
+    AssumptionType,
+    Confidence,
+    Impact,
+    SessionState,
+)
 from pmforge.tools.base import ToolContext, ToolError, Toolset
 
 TOOLS = Toolset()  # every @TOOLS.add below

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Callable, get_type_hints
 
 from pydantic import BaseModel
 
-from pmforge.llm.base import ToolSpec, model_schema
 from pmforge.core.models import ProjectState, RoutingDecision, SessionState
 from pmforge.core.workspace import Workspace
 from pmforge.knowledge import Catalogue
+from pmforge.llm.base import ToolSpec, model_schema
 
 if TYPE_CHECKING:
     from pmforge.outputs.artifacts import PreparedArtifact

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, Field
-
-import re
 
 from pmforge.core.models import BriefChange, SessionState, Stakeholder, StakeholderRole
 from pmforge.tools.assumptions import record_change

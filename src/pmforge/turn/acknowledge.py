@@ -14,11 +14,10 @@ from typing import Callable
 
 from pydantic import BaseModel, ValidationError
 
-from pmforge.understand.extractive import sentences
 from pmforge.core.models import SessionState, ToolCallRecord
-from pmforge.tools import TOOLS
+from pmforge.tools import TOOLS, brief
 from pmforge.tools import assumptions as register
-from pmforge.tools import brief
+from pmforge.understand.extractive import sentences
 from pmforge.understand.text import clip_words
 
 HEADING = "**Recorded:**"

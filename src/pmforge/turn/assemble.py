@@ -13,17 +13,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from pmforge.core.settings import Settings
-
-from pmforge.embed import Embedder
-from pmforge.index.retrieval import Query, find_sections, find_turns
 from pmforge.core.models import ProjectState, RetrievedSection, RetrievedTurn, RoutingDecision, SessionState, Turn
+from pmforge.core.settings import Settings
+from pmforge.core.tokens import count_tokens, truncate_to_tokens
+from pmforge.embed import Embedder
 from pmforge.index.collections import ProjectStore
 from pmforge.index.keyword import tokenize
-from pmforge.core.tokens import count_tokens, truncate_to_tokens
+from pmforge.index.retrieval import Query, find_sections, find_turns
+from pmforge.knowledge import Catalogue
 from pmforge.prompt import render
 from pmforge.turn.remember import TERSE_WORDS
-from pmforge.knowledge import Catalogue
 
 
 class AssembledContext(BaseModel):

@@ -14,16 +14,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterator
 
+from pmforge.core.models import SessionState, ToolCallRecord
 from pmforge.core.settings import Settings
-
+from pmforge.core.tokens import count_tokens, truncate_to_tokens
 from pmforge.knowledge import CORE_INSTRUCTIONS, MODE_CORE
 from pmforge.llm.base import LLM, ChatRequest, SystemBlock, Usage
 from pmforge.llm.base import _message_text as message_text
-from pmforge.core.models import SessionState, ToolCallRecord
-from pmforge.core.tokens import count_tokens, truncate_to_tokens
+from pmforge.prompt.render import one_line
 from pmforge.tools import ToolContext, run_tool, tool_specs
 from pmforge.turn.assemble import AssembledContext
-from pmforge.prompt.render import one_line
 
 log = logging.getLogger(__name__)
 

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pmforge.core.settings import Settings
-
-from pmforge.llm.base import ChatRequest
 from pmforge.core.models import ProjectState, SessionState
+from pmforge.core.settings import Settings
 from pmforge.core.tokens import count_tokens, truncate_to_tokens
+from pmforge.llm.base import ChatRequest
 from pmforge.prompt import render
 from pmforge.turn.assemble import AssembledContext, format_documents, format_turns
 from pmforge.turn.execute import build_reply_request, reply_tokens

@@ -10,26 +10,32 @@ from __future__ import annotations
 import logging
 from typing import Iterator
 
-from pmforge.outputs.artifacts import write_all
-from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
 from pmforge.core.errors import ForgeError
-from pmforge.knowledge import Catalogue
 from pmforge.core.models import (
-    RetrievalTrace, SessionState, SourceRef, TokenReport, ToolCallRecord, Turn, TurnRecord,
+    RetrievalTrace,
+    SessionState,
+    SourceRef,
+    TokenReport,
+    ToolCallRecord,
+    Turn,
+    TurnRecord,
 )
-from pmforge.project.project import Project
 from pmforge.core.tokens import count_tokens
+from pmforge.interviewer.rules import RouteInputs
+from pmforge.knowledge import Catalogue
+from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
+from pmforge.outputs.artifacts import write_all
+from pmforge.project.project import Project
+from pmforge.project.undo import keep_undo_point
+from pmforge.prompt.render import own_words
 from pmforge.tools import ToolContext, run_tool
 from pmforge.turn.acknowledge import acknowledgement, with_acknowledgement
 from pmforge.turn.assemble import AssembledContext, assemble
 from pmforge.turn.execute import Execution, build_reply_request, prefix_tokens
 from pmforge.turn.fit import first_round_target, fit_context, refit_request
 from pmforge.turn.remember import asked_before, catch_up, remember, summarize_turn
-from pmforge.prompt.render import own_words
 from pmforge.turn.route import route
-from pmforge.interviewer.rules import RouteInputs
 from pmforge.turn.sandbox import sandbox
-from pmforge.project.undo import keep_undo_point
 
 log = logging.getLogger(__name__)
 

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import logging
 
-from pmforge.core.settings import Settings
-
-from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
-from pmforge.embed import Embedder
 from pmforge.core.errors import ForgeError
-from pmforge.understand import extractive
-from pmforge.llm.base import LLM, ChatRequest, SystemBlock
 from pmforge.core.models import RetrievedTurn, Turn
+from pmforge.core.settings import Settings
+from pmforge.embed import Embedder
 from pmforge.index.collections import MemoryPassage, ProjectStore
+from pmforge.llm.base import LLM, ChatRequest, SystemBlock
+from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
 from pmforge.prompt.render import inert
+from pmforge.understand import extractive
 
 log = logging.getLogger(__name__)
 

@@ -12,15 +12,14 @@ import re
 
 from pydantic import ValidationError
 
-from pmforge.core.settings import Settings
-
 from pmforge.core.errors import ForgeError
+from pmforge.core.models import RoutingDecision
+from pmforge.core.settings import Settings
 from pmforge.interviewer.rules import ROUTE_TOOL, RouteInputs, rule_route
 from pmforge.llm.base import LLM, ChatRequest, SystemBlock, ToolSpec, model_schema
-from pmforge.core.models import RoutingDecision
+from pmforge.prompt import render
 from pmforge.tools import guard
 from pmforge.understand import evaluation_target
-from pmforge.prompt import render
 from pmforge.understand.text import is_filler
 
 log = logging.getLogger(__name__)

@@ -11,9 +11,9 @@ document, it is data, never the PM's instruction (`render.own_words` drops it).
 from __future__ import annotations
 
 from pmforge.ingest.pipeline import PASTE_PREFIX, ingest_file
-from pmforge.understand import extractive
 from pmforge.project.project import Project
 from pmforge.prompt import render
+from pmforge.understand import extractive
 
 
 def pasted_name(turn_number: int) -> str:

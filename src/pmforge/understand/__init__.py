@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 
 from pmforge.core.models import SessionState
+from pmforge.knowledge import MODES, Catalogue
 from pmforge.understand import probes as probe_rules
 from pmforge.understand import slots
 from pmforge.understand import text as t
 from pmforge.understand.model import Correction, Departure, Fact, Hedge, ProbeAnswer, StatusChange, Understanding
 from pmforge.understand.text import sentences
-from pmforge.knowledge import MODES, Catalogue
 
 _I = re.I
 

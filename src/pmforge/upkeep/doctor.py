@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from pmforge.core.errors import ForgeError
-from pmforge.ingest.pipeline import convert_upload, delete_file, ingest_file, reindex_file
-from pmforge.project.recover import INTERRUPTED
-from pmforge.upkeep.reindex import reindex
-from pmforge.project.project import Project
-from pmforge.index.collections import CONVERSATIONS, DOCUMENTS, PARENTS
-from pmforge.turn.remember import catch_up
 from pmforge.core.workspace import atomic_write_text
+from pmforge.index.collections import CONVERSATIONS, DOCUMENTS, PARENTS
+from pmforge.ingest.pipeline import convert_upload, delete_file, ingest_file, reindex_file
+from pmforge.project.project import Project
+from pmforge.project.recover import INTERRUPTED
+from pmforge.turn.remember import catch_up
+from pmforge.upkeep.reindex import reindex
 
 log = logging.getLogger(__name__)
 

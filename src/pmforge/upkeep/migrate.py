@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pmforge.core.settings import Settings
-
-from pmforge.embed import Embedder
 from pmforge.core.errors import ForgeError
-from pmforge.project.project import open_store
-from pmforge.index.collections import CONVERSATIONS, DOCUMENTS, PARENTS
+from pmforge.core.settings import Settings
 from pmforge.core.workspace import Workspace
+from pmforge.embed import Embedder
+from pmforge.index.collections import CONVERSATIONS, DOCUMENTS, PARENTS
+from pmforge.project.project import open_store
 
 
 def migrate(ws: Workspace, embedder: Embedder, settings: Settings, to: Literal["server", "local"]) -> str:

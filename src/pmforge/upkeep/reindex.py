@@ -10,7 +10,6 @@ from pmforge.project.project import Project
 from pmforge.turn.remember import asked_before, catch_up, remember, summarize_turn
 
 
-
 def reindex(project: Project, progress: Progress | None = None, force: bool = False) -> str:
     """`forge reindex`: add what this clone's files and transcript need and the store lacks — listed files
     with no vectors are indexed (one another clone already indexed, same file id, is only claimed, not

@@ -22,10 +22,10 @@ from collections import Counter
 from decimal import Decimal
 from pathlib import Path
 
-from pmforge.llm.costs import calls_cost, uncached_dollars
 from pmforge.core.errors import ForgeError
 from pmforge.core.models import BilledCall, Usage
 from pmforge.core.tokens import count_tokens
+from pmforge.llm.costs import calls_cost, uncached_dollars
 from pmforge.surfaces.bench import session
 from pmforge.surfaces.bench.cache_model import PromptCache
 from pmforge.surfaces.bench.figures import scratch_projects
@@ -83,8 +83,9 @@ class Script:
 
 
 def _settings(stub_url: str, projects: Path):
-    from pmforge.core import settings as config
     from pydantic import SecretStr
+
+    from pmforge.core import settings as config
 
     return config.get_settings().model_copy(update=dict(
         projects_dir=projects, llm="anthropic", embeddings="voyage",
@@ -121,8 +122,8 @@ def bench_cost(turns: int = 100) -> dict:
     from pmforge.ingest.pipeline import ingest_file
     from pmforge.project.project import Project
     from pmforge.project.services import Services
-    from pmforge.turn.orchestrator import start_turn
     from pmforge.surfaces.bench.prompt import baseline_phase_b
+    from pmforge.turn.orchestrator import start_turn
 
     stubs = _stubs()
     with scratch_projects("forge-bench-cost-") as projects, stubs.StubServer() as stub:

@@ -51,7 +51,6 @@ def synthetic_docx(words: int = 15_000, headings: int = 40, tables: int = 6, see
 def bench_ingest(words: int = 15_000) -> dict:
     """Convert, chunk, embed and store a generated report in a throwaway project, timing each stage."""
     from pmforge.core import settings as config
-
     from pmforge.ingest.chunk import chunk_markdown
     from pmforge.ingest.convert import convert
     from pmforge.ingest.pipeline import chunk_sizes, ingest_file

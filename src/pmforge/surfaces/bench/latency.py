@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pmforge.embed.base import Embedder
 from pmforge.core.models import Turn
+from pmforge.embed.base import Embedder
 from pmforge.index.collections import LeafRecord, ParentRecord
 from pmforge.surfaces.bench import session
 from pmforge.surfaces.bench.figures import percentile
@@ -38,13 +38,11 @@ class RandomEmbedder(Embedder):
 
 def bench_latency(chunks: int = 10_000, turns: int = 1_000, queries: int = 60) -> dict:
     from pmforge.core import settings as config
-
+    from pmforge.interviewer.rules import RouteInputs, rule_route
     from pmforge.project.project import Project
-
     from pmforge.project.services import Services
     from pmforge.turn.assemble import assemble
     from pmforge.turn.remember import remember
-    from pmforge.interviewer.rules import RouteInputs, rule_route
 
     settings = config.get_settings().model_copy(
         update={"projects_dir": Path(tempfile.mkdtemp(prefix="forge-bench-")), "llm": "offline"}

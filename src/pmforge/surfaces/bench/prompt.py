@@ -15,14 +15,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from pmforge.knowledge import CORE_INSTRUCTIONS, MODE_CORE
 from pmforge.core.models import ProjectState, SessionState
 from pmforge.core.tokens import count_tokens
-from pmforge.tools import tool_specs
+from pmforge.knowledge import CORE_INSTRUCTIONS, MODE_CORE, builtin_catalogue
 from pmforge.prompt import render
-from pmforge.turn.execute import FORGE_SYSTEM
 from pmforge.surfaces.bench import session
-from pmforge.knowledge import builtin_catalogue
+from pmforge.tools import tool_specs
+from pmforge.turn.execute import FORGE_SYSTEM
 
 MILESTONES = (1, 10, 50, 100, 300, 500)
 _UNBOUNDED = 10**7
@@ -70,7 +69,6 @@ def bench_prompt(turns: int, chart: Path | None = None, workload: str = "default
     """`workload="heavy"` pushes every section at once: ~160-word messages, ~1,100-word replies with a
     tool round each turn, documents of ~450-word paragraphs (near-2,000-token parents), a 600-word org context."""
     from pmforge.core import settings as config
-
     from pmforge.ingest.pipeline import ingest_file
     from pmforge.project.project import Project
     from pmforge.project.services import Services

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 from pmforge.surfaces.bench import session
+
 GAPS = (5, 20, 50, 100, 200, 300)
 COURIERS = ["Brightline", "Northway", "Kestrel Freight", "Bluewater", "Ironbridge", "Sunpath", "Redfern", "Lakeshore"]
 PEOPLE = ["Imani Okafor", "Jonas Brandt", "Sofia Marchetti", "Kenji Watanabe", "Aroha Ngata", "Pavel Novak",
@@ -46,7 +47,6 @@ def _facts(rng: random.Random, n: int) -> list[tuple[str, str]]:
 
 def bench_recall(turns: int = 360, retriever: str | None = None, seed: int = 3) -> dict:
     from pmforge.core import settings as config
-
     from pmforge.ingest.pipeline import ingest_file
     from pmforge.project.project import Project
     from pmforge.project.services import Services

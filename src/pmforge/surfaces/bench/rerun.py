@@ -16,12 +16,12 @@ from pmforge.surfaces.bench.figures import scratch_projects
 
 
 def bench_rerun(turns: int = 300, files: int = 50, reruns: int = 5) -> dict:
-    from pmforge.core import settings as config
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    from pmforge.ingest.pipeline import ingest_file
+    from pmforge.core import settings as config
     from pmforge.core.models import Turn
+    from pmforge.ingest.pipeline import ingest_file
     from pmforge.project.project import Project
     from pmforge.project.services import Services
     from pmforge.turn.remember import catch_up

@@ -33,12 +33,11 @@ def _percentiles(values: list[float]) -> dict:
 
 def bench_soak(turns: int = 1000, operations: int = 200, seed: int = 3) -> dict:
     from pmforge.core import settings as config
-
-    from pmforge.upkeep import doctor
     from pmforge.ingest.pipeline import delete_file, ingest_file
     from pmforge.project.project import Project
     from pmforge.project.services import Services
     from pmforge.turn.orchestrator import run_turn
+    from pmforge.upkeep import doctor
 
     rng = random.Random(seed)
     with scratch_projects("forge-soak-"):

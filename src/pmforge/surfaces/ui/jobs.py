@@ -18,11 +18,11 @@ from typing import Iterable, Iterator
 from uuid import uuid4
 
 from pmforge.core.errors import ForgeError
-from pmforge.ingest.pipeline import IngestResult, ingest_file
 from pmforge.core.models import SourceRef
+from pmforge.ingest.pipeline import IngestResult, ingest_file
 from pmforge.project.project import Project
-from pmforge.turn.orchestrator import start_turn
 from pmforge.project.undo import undo_last_turn
+from pmforge.turn.orchestrator import start_turn
 
 log = logging.getLogger(__name__)
 

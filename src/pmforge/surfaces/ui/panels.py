@@ -6,11 +6,11 @@ from collections import Counter
 
 import streamlit as st
 
-from pmforge.outputs.briefs import problem_brief_markdown, solution_evaluation_markdown
-from pmforge.llm.costs import meter_lines
 from pmforge.core.models import FileSummary, ProjectState, SessionState, Turn
-from pmforge.tools.assumptions import dependents
 from pmforge.knowledge import Catalogue
+from pmforge.llm.costs import meter_lines
+from pmforge.outputs.briefs import problem_brief_markdown, solution_evaluation_markdown
+from pmforge.tools.assumptions import dependents
 
 MODE_NAMES = {"mode_1": "Mode 1 · Discover & Frame", "mode_2": "Mode 2 · Evaluate Solution"}
 STATUS_COLOUR = {"active": "blue", "at_risk": "orange", "confirmed": "green", "invalidated": "red"}

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pmforge.core.settings import Settings, get_settings
-
 from pmforge.core import logs
+from pmforge.core.settings import Settings, get_settings
 from pmforge.project.project import Project
 from pmforge.project.services import Services
 

@@ -9,8 +9,8 @@ from typing import Callable
 import streamlit as st
 
 from pmforge.core.models import ProjectState
-from pmforge.project.project import Upkeep
 from pmforge.core.words import counted
+from pmforge.project.project import Upkeep
 
 WHAT_FORGE_DOES = (
     "Forge helps a product manager work out whether a product question is worth pursuing: it interviews you, "
