@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pmforge.core.models import Assumption, ProjectState, SessionState, ToolCallRecord
+from pmforge.core.models import Assumption, Manifest, SessionState, ToolCallRecord
 from pmforge.knowledge import builtin_catalogue
 from pmforge.project.project import Project
 from pmforge.tools import ToolContext, run_tool
@@ -23,7 +23,7 @@ OPENING = ("We want to cut fresh shrink in our 62 stores. I think store managers
 def run_calls(before: SessionState, calls: list[tuple[str, dict]], pm_words: str = "",
               org: str = "") -> tuple[SessionState, list[ToolCallRecord]]:
     """The state after Forge's real tools ran `calls` on a copy of `before`, and the records of the calls."""
-    ctx = ToolContext(state=working_copy(before), project_state=ProjectState(org_context=org), turn_number=4,
+    ctx = ToolContext(state=working_copy(before), manifest=Manifest(org_context=org), turn_number=4,
                       catalogue=builtin_catalogue(), pm_words=pm_words)
     records = []
     for name, args in calls:

@@ -103,7 +103,7 @@ def test_a_turn_whose_state_was_saved_meanwhile_writes_its_artifact_once(project
 
 
 def test_artifacts_made_outside_a_turn_are_written_at_once(project: Project, capsys):
-    result = generate(project.ws, project.state(), project.project_state(), "assumption_register",
+    result = generate(project.ws, project.state(), project.manifest(), "assumption_register",
                       project.catalogue())
     assert all(p.is_file() for p in result.paths)
 

@@ -16,8 +16,8 @@ from pmforge.core.models import (
     BuildVsBuy,
     DecisionCriteria,
     GoNoGo,
+    Manifest,
     ProblemBrief,
-    ProjectState,
     RiskAssessment,
     SessionState,
     SolutionEvaluation,
@@ -114,8 +114,8 @@ def mode_2_state() -> SessionState:
     return state
 
 
-def org() -> ProjectState:
-    return ProjectState(org_context="Regional grocer with 120 stores.\n\n- Ops owns shrink targets")
+def org() -> Manifest:
+    return Manifest(org_context="Regional grocer with 120 stores.\n\n- Ops owns shrink targets")
 
 
 def docx_of(data: bytes) -> docx.document.Document:
@@ -198,7 +198,7 @@ def test_problem_brief_docx_complete():
 
 
 def test_problem_brief_empty():
-    md, missing = problem_brief_markdown(SessionState(project_name="Empty"), ProjectState(), CATALOGUE, now=NOW)
+    md, missing = problem_brief_markdown(SessionState(project_name="Empty"), Manifest(), CATALOGUE, now=NOW)
     assert missing == MODE_1_REQUIRED
     assert md.count(f"_{TBC}_") == len(MODE_1_REQUIRED)
     assert f"**{TBC}:** Problem statement; Target audience; Stakeholders; Success metrics; Decision criteria." in md
@@ -217,7 +217,7 @@ def test_problem_brief_partial_lists_only_what_is_empty():
         decision_criteria=DecisionCriteria(do_not_proceed_if=["No budget"]),
         stakeholders=[Stakeholder(name="  ")],  # a blank name is not a stakeholder
     ))
-    md, missing = problem_brief_markdown(state, ProjectState(), CATALOGUE, now=NOW)
+    md, missing = problem_brief_markdown(state, Manifest(), CATALOGUE, now=NOW)
     assert missing == ["Target audience", "Stakeholders"]
     assert "# Problem Brief — Untitled project" in md
     assert "**Leading indicators**\n\n_Not recorded_" in md
@@ -273,7 +273,7 @@ def test_solution_evaluation_docx_complete():
 
 
 def test_solution_evaluation_empty():
-    md, missing = solution_evaluation_markdown(SessionState(), ProjectState(), CATALOGUE, now=NOW)
+    md, missing = solution_evaluation_markdown(SessionState(), Manifest(), CATALOGUE, now=NOW)
     assert missing == MODE_2_REQUIRED
     assert md.count(f"_{TBC}_") == len(MODE_2_REQUIRED)
     assert "complete the Problem Brief first" in md
@@ -284,10 +284,10 @@ def test_solution_evaluation_empty():
 def test_solution_evaluation_unregistered_riskiest_assumption_is_shown_as_written():
     state = mode_2_state()
     state.solution_evaluation.validation_plan.riskiest_assumption = "Leads trust the alert"
-    md, _ = solution_evaluation_markdown(state, ProjectState(), CATALOGUE, now=NOW)
+    md, _ = solution_evaluation_markdown(state, Manifest(), CATALOGUE, now=NOW)
     assert "**Riskiest assumption:** Leads trust the alert" in md
     state.solution_evaluation.validation_plan.riskiest_assumption = "A4"
-    md, _ = solution_evaluation_markdown(state, ProjectState(), CATALOGUE, now=NOW)
+    md, _ = solution_evaluation_markdown(state, Manifest(), CATALOGUE, now=NOW)
     assert "**Riskiest assumption:** A4 — Retired claim about printers (retired)" in md
 
 
@@ -367,7 +367,7 @@ def test_generate_and_latest(project):
     folder = project.ws.artifacts
     assert latest(project.ws, "problem_brief") == {}
 
-    first = generate(project.ws, state, project.project_state(), "problem_brief", project.catalogue(), now=NOW)
+    first = generate(project.ws, state, project.manifest(), "problem_brief", project.catalogue(), now=NOW)
     assert first.kind == "problem_brief" and first.missing == []
     assert [p.name for p in first.paths] == ["problem-brief-20261122-151200.md", "problem-brief-20261122-151200.docx"]
     assert all(p.parent == folder and p.is_file() for p in first.paths)
@@ -377,13 +377,13 @@ def test_generate_and_latest(project):
     assert latest(project.ws, "problem_brief") == {"md": md_path, "docx": docx_path}
 
     later = NOW + timedelta(minutes=5)
-    second = generate(project.ws, state, project.project_state(), "problem_brief", project.catalogue(), now=later)
+    second = generate(project.ws, state, project.manifest(), "problem_brief", project.catalogue(), now=later)
     assert latest(project.ws, "problem_brief") == {"md": second.paths[0], "docx": second.paths[1]}
     assert second.paths[0].name == "problem-brief-20261122-151700.md"
     assert md_path.exists()  # earlier generations are kept
 
     # the same second again: a new file beside it, nothing overwritten, and it counts as the newest
-    third = generate(project.ws, state, project.project_state(), "problem_brief", project.catalogue(), now=later)
+    third = generate(project.ws, state, project.manifest(), "problem_brief", project.catalogue(), now=later)
     assert third.paths[0].name == "problem-brief-20261122-151700-2.md"
     assert latest(project.ws, "problem_brief")["md"] == third.paths[0]
 
@@ -396,7 +396,7 @@ def test_generate_and_latest(project):
 
 
 def test_generate_solution_evaluation_reports_missing(project):
-    result = generate(project.ws, project.state(), project.project_state(), "solution_evaluation", project.catalogue(),
+    result = generate(project.ws, project.state(), project.manifest(), "solution_evaluation", project.catalogue(),
                       now=NOW)
     assert result.missing == MODE_2_REQUIRED
     assert [p.suffix for p in result.paths] == [".md", ".docx"]
@@ -406,7 +406,7 @@ def test_generate_solution_evaluation_reports_missing(project):
 
 def test_generate_register(project):
     state = register_state()
-    result = generate(project.ws, state, project.project_state(), "assumption_register", project.catalogue(), now=NOW)
+    result = generate(project.ws, state, project.manifest(), "assumption_register", project.catalogue(), now=NOW)
     assert result.missing == []
     json_path, csv_path = result.paths
     assert (json_path.name, csv_path.name) == ("assumption-register-20261122-151200.json",
@@ -421,13 +421,13 @@ def test_generate_register(project):
 
 
 def test_generate_default_time_and_unknown_kind(project):
-    result = generate(project.ws, project.state(), project.project_state(), "assumption_register",
+    result = generate(project.ws, project.state(), project.manifest(), "assumption_register",
                       project.catalogue())
     stamp = result.paths[0].name.removeprefix("assumption-register-").removesuffix(".json")
     written = datetime.strptime(stamp, "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc)
     assert abs(datetime.now(timezone.utc) - written) < timedelta(minutes=1)
     with pytest.raises(ValueError):
-        generate(project.ws, project.state(), project.project_state(), "roadmap",  # type: ignore[arg-type]
+        generate(project.ws, project.state(), project.manifest(), "roadmap",  # type: ignore[arg-type]
                  project.catalogue())
 
 

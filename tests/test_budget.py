@@ -72,9 +72,9 @@ def _heavy_project(project: Project) -> LongWinded:
         for title in ("Bakery findings", "Produce findings", "Dairy findings", "Risks"))
     assert ingest_file(project, "long-research.md", f"# Long research\n\n{sections}".encode()).ok
     with project.operation("org context"):
-        manifest = project.project_state()
+        manifest = project.manifest()
         manifest.org_context = session.org_context(600)
-        project.ws.save_project_state(manifest)
+        project.ws.save_manifest(manifest)
     return llm
 
 
@@ -115,7 +115,7 @@ def test_a_heavy_turn_never_exceeds_the_budget_in_any_round(heavy):
 def _untrimmed(project: Project, message: str):
     """A fresh, unfitted context for a turn about to start (the real assembly, on the real store)."""
     pending = start_turn(project, message)
-    ctx = assemble(pending.decision, pending.state, pending.project_state, pending.message, pending.number,
+    ctx = assemble(pending.decision, pending.state, pending.manifest, pending.message, pending.number,
                    project.store, project.services.embedder, project.settings, pending.catalogue)
     return pending, ctx
 
@@ -143,7 +143,7 @@ def test_trimming_order_documents_then_earlier_turns_then_recent_turns(heavy):
     seen = []
     for target in range(full - 200, 4000, -250):
         trimmed = _copy(ctx)
-        report = fit_context(trimmed, pending.state, pending.project_state, settings, target)
+        report = fit_context(trimmed, pending.state, pending.manifest, settings, target)
         size = build_reply_request(trimmed, pending.state, settings).token_count()
         assert report.after == size
         n_docs, n_convs, n_recent = len(trimmed.documents), len(trimmed.conversations), len(trimmed.recent)

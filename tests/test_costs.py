@@ -95,7 +95,7 @@ def test_the_turn_summary_and_memory_embeddings_survive_a_reload(online, stub):
 
 
 def test_an_upload_records_its_summary_and_embeddings(online):
-    entry = online.project_state().find("plan.md")
+    entry = online.manifest().find("plan.md")
     assert [c.purpose for c in entry.calls][0] == "summarize_file"
     assert {c.purpose for c in entry.calls[1:]} == {"embed_documents"}
     assert all(c.usage.input_tokens > 0 for c in entry.calls)

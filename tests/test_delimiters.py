@@ -20,8 +20,8 @@ import unicodedata
 import pytest
 
 from pmforge.core.models import (
-    FileSummary,
-    ProjectState,
+    Manifest,
+    ManifestEntry,
     RetrievedSection,
     RetrievedTurn,
     RoutingDecision,
@@ -228,8 +228,8 @@ def test_every_tag_forge_builds_escapes_what_it_holds(project: Project):
     turn_texts = crafted("TURN", newline=True)
     retrieved = [RetrievedTurn(turn_number=i + 1, user=t, assistant=f"Noted: {t}", asked="What did they say?")
                  for i, t in enumerate(turn_texts)]
-    project_state = ProjectState(file_summaries=[
-        FileSummary(filename=filename, file_id="F1", summary=" ".join(crafted("F1", start=40, newline=True)))])
+    manifest = Manifest(file_summaries=[
+        ManifestEntry(filename=filename, file_id="F1", summary=" ".join(crafted("F1", start=40, newline=True)))])
     state = SessionState(project_name="Crafted")
     state.routing.conversation_summary = " ".join(crafted("SUMM", newline=True))
     state.turns = [Turn(number=r.turn_number, user=r.user, assistant=r.assistant) for r in retrieved]
@@ -244,7 +244,7 @@ def test_every_tag_forge_builds_escapes_what_it_holds(project: Project):
                            catalogue=catalogue)
     ctx.documents, ctx.conversations = sections, retrieved
     ctx.sections = {
-        "context_block": render.context_block(project_state, settings.budget_context_block),
+        "context_block": render.context_block(manifest, settings.budget_context_block),
         "routing_context": render.routing_context(state, settings.budget_routing_context, catalogue),
         "documents": format_documents(sections, 100_000),
         "conversations": format_turns(retrieved, 100_000, catalogue),
@@ -259,13 +259,13 @@ def test_every_tag_forge_builds_escapes_what_it_holds(project: Project):
     assert kinds.count("document") == len(sections) + 1 and kinds.count("pasted") == 1
     assert kinds.count("turn") == len(retrieved) + 1
 
-    inputs = RouteInputs(state, project_state, message, ctx.turn_number, catalogue)
+    inputs = RouteInputs(state, manifest, message, ctx.turn_number, catalogue)
     phase_a = check_prompt(build_route_request(inputs, settings), owner_of)
     assert [n for n, _, _ in phase_a].count("pasted") == 1
 
     # The compact list of file names is a block too, and a cut never leaves one open or half a tag.
     for budget in (12, 20, 40, 200):
-        compact = render.context_block(ProjectState(file_summaries=project_state.file_summaries * 30), budget)
+        compact = render.context_block(Manifest(file_summaries=manifest.file_summaries * 30), budget)
         found, outside = blocks(compact)
         assert len(_LOOSE.findall(loosely(compact))) == 2 * len(found) and not MARKER.search(outside), compact
 

@@ -87,25 +87,25 @@ def test_file_layer_problems_are_reported_then_repaired(filled: Project, capsys)
     assert forge(["doctor", ws.slug, "--fix"]) == 0
     out = capsys.readouterr().out
     assert out.count("repaired:") == 4 and "Consistent" in out
-    manifest = ws.load_project_state()
+    manifest = ws.load_manifest()
     assert manifest.find("stray.md").indexed
     assert "350k" in ws.converted_path("plan.md").read_text()
     assert ws.converted_path("notes.md").exists() and not (ws.converted / "ghost.md.md").exists()
 
 
 def test_a_listed_file_whose_upload_vanished_is_dropped_from_search(filled: Project):
-    entry = filled.ws.load_project_state().find("notes.md")
+    entry = filled.ws.load_manifest().find("notes.md")
     (filled.ws.uploads / "notes.md").unlink()
     assert any("notes.md is listed but its upload is missing" in p for p in problems(filled))
     report = doctor.repair(filled)
     assert report.consistent
-    assert filled.ws.load_project_state().find("notes.md") is None
+    assert filled.ws.load_manifest().find("notes.md") is None
     assert entry.file_id not in filled.store.file_ids()
 
 
 def test_vector_layer_orphans_and_partial_files_are_repaired(filled: Project):
     store = filled.store
-    report_entry = filled.ws.load_project_state().find("report.docx")
+    report_entry = filled.ws.load_manifest().find("report.docx")
     docs = store.collection(DOCUMENTS)
     some_leaves = docs.get(where={"file_id": report_entry.file_id}, include=[])["ids"][:3]
     docs.delete(ids=some_leaves)
@@ -176,13 +176,13 @@ def test_an_interrupted_operation_is_finished_when_the_project_is_next_opened(fi
     assert reopened.recovered == "upload gone.md"
     assert not ws.operation_marker.exists()
     # Opening stays quick: the upload is listed for a retry, and forge doctor --fix finishes it.
-    assert reopened.ws.load_project_state().find("gone.md").status == "not indexed: interrupted — retry"
+    assert reopened.ws.load_manifest().find("gone.md").status == "not indexed: interrupted — retry"
     assert doctor.repair(reopened).consistent
-    assert reopened.ws.load_project_state().find("gone.md").indexed
+    assert reopened.ws.load_manifest().find("gone.md").indexed
 
 
 def test_an_operation_in_progress_elsewhere_is_not_mistaken_for_a_crash(filled: Project, services):
-    with filled.ws.operation("upload busy.md"):
+    with filled.ws.marked_operation("upload busy.md"):
         # Another thread (another Streamlit session) opening the project must not "recover" live work.
         import threading
 

@@ -74,7 +74,7 @@ def file_chunk_ids(project: Project, file_id: str) -> tuple[set[str], set[str]]:
 
 
 def assert_store_agrees_with_manifest(project: Project) -> None:
-    manifest = {f.file_id for f in project.project_state().file_summaries if f.indexed}
+    manifest = {f.file_id for f in project.manifest().file_summaries if f.indexed}
     assert project.store.file_ids() == manifest
     assert project.store.keyword("documents").ids() == project.store.ids("documents")
     # ... and what is on disk says the same as what is in memory.
@@ -90,7 +90,7 @@ def snapshot(project: Project) -> dict[str, bytes | None]:
     """The saved state a failed turn must not touch."""
     ws = project.ws
     return {p.name: (p.read_bytes() if p.exists() else None)
-            for p in (ws.state_path, ws.project_state_path, ws.context_path)}
+            for p in (ws.state_path, ws.manifest_path, ws.context_path)}
 
 
 # --------------------------------------------------------------------------- Voyage during a big upload
@@ -117,7 +117,7 @@ def test_a_100_chunk_upload_completes_through_a_storm(small_batches: Project, st
     result = ingest_file(project, "handbook.md", data)
 
     assert result.ok, result.message
-    entry = project.project_state().find("handbook.md")
+    entry = project.manifest().find("handbook.md")
     assert entry.indexed and entry.chunk_count >= 100 and entry.parent_count == 36
     calls = stub.voyage_requests()
     assert len(calls) > entry.chunk_count / 8 + 5  # the storm really hit: many calls were retried
@@ -147,7 +147,7 @@ def test_an_outage_mid_upload_leaves_nothing_half_indexed(online_services, onlin
     assert result.message.startswith("Voyage embeddings are unavailable right now") and one_sentence(result.message)
     assert len(stub.voyage_requests()) == 5 + 3  # the outage began mid-upload; the sixth batch tried three times
     assert (project.store.ids("documents"), project.store.keyword("documents").ids()) == before
-    entry = project.project_state().find("handbook.md")
+    entry = project.manifest().find("handbook.md")
     assert not entry.indexed and entry.status == f"not indexed: {result.message}"
     assert (project.ws.uploads / "handbook.md").read_bytes() == data  # the upload is kept
     assert not project.ws.converted_path("handbook.md").exists()  # no Markdown without chunks behind it
@@ -157,7 +157,7 @@ def test_an_outage_mid_upload_leaves_nothing_half_indexed(online_services, onlin
     stub.voyage_fallback = None
     result = ingest_file(project, "handbook.md", data)
     assert result.ok, result.message
-    entry = project.project_state().find("handbook.md")
+    entry = project.manifest().find("handbook.md")
     vector, keyword = file_chunk_ids(project, entry.file_id)
     assert entry.indexed and len(vector) == entry.chunk_count >= 100 and vector == keyword
     assert_store_agrees_with_manifest(project)
@@ -168,7 +168,7 @@ def test_an_outage_while_replacing_a_file_keeps_the_old_version_as_it_was(small_
     fails halfway, the old version's upload, converted text, passages and citations stay exactly as they
     were, and the new version's half-embedded passages never reach the store."""
     project = small_batches
-    old = project.project_state().find("plan.md")
+    old = project.manifest().find("plan.md")
     old_ids = file_chunk_ids(project, old.file_id)
     old_upload = (project.ws.uploads / "plan.md").read_bytes()
     old_text = project.ws.converted_path("plan.md").read_bytes()
@@ -181,7 +181,7 @@ def test_an_outage_while_replacing_a_file_keeps_the_old_version_as_it_was(small_
     result = ingest_file(project, "plan.md", new_plan)
 
     assert not result.ok and one_sentence(result.message) and "previous version" in result.message
-    entries = [f for f in project.project_state().file_summaries if f.filename.casefold() == "plan.md"]
+    entries = [f for f in project.manifest().file_summaries if f.filename.casefold() == "plan.md"]
     assert entries == [old]
     assert (project.ws.uploads / "plan.md").read_bytes() == old_upload
     assert project.ws.converted_path("plan.md").read_bytes() == old_text
@@ -192,7 +192,7 @@ def test_an_outage_while_replacing_a_file_keeps_the_old_version_as_it_was(small_
 
     stub.voyage_fallback = None  # the PM uploads it again once Voyage is back
     assert ingest_file(project, "plan.md", new_plan).ok
-    entry = project.project_state().find("plan.md")
+    entry = project.manifest().find("plan.md")
     assert entry.indexed and len(file_chunk_ids(project, entry.file_id)[0]) == entry.chunk_count >= 100
     assert not file_chunk_ids(project, old.file_id)[0]
     assert project.passage(citation) is None  # a citation of the replaced version resolves to nothing
@@ -292,7 +292,7 @@ def test_a_transient_failure_mid_loop_recovers_and_commits_tool_effects_once(tal
     state = talked.state()
     assert [a.claim for a in state.assumptions] == [ASSUMPTION["claim"]]  # once, not once per attempt
     assert state.problem_brief.problem_statement == PROBLEM["problem_statement"]
-    assert talked.project_state().org_context == ORG
+    assert talked.manifest().org_context == ORG
     assert [t.number for t in state.turns] == [1, 2]
 
 

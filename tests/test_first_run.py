@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 import pmforge
 from pmforge.core import demo
-from pmforge.core.models import FileSummary, ProjectState, SessionState
+from pmforge.core.models import Manifest, ManifestEntry, SessionState
 from pmforge.core.workspace import Workspace
 from pmforge.project.project import Project, Upkeep
 from pmforge.surfaces.ui import welcome
@@ -140,15 +140,15 @@ def test_a_starter_prompt_is_sent_as_the_pms_message(fresh_app, services):
 # ---------------------------------------------------------------- plain words while files are prepared
 
 
-def _entry(name: str, passages: int) -> FileSummary:
-    return FileSummary(filename=name, file_id=name, uploaded_at="2026-01-01T00:00:00+00:00", chunk_count=passages,
+def _entry(name: str, passages: int) -> ManifestEntry:
+    return ManifestEntry(filename=name, file_id=name, uploaded_at="2026-01-01T00:00:00+00:00", chunk_count=passages,
                        status="indexed")
 
 
 def test_preparing_labels_count_files_and_passages_in_plain_words():
-    one = ProjectState(file_summaries=[_entry("notes.md", 1)])
+    one = Manifest(file_summaries=[_entry("notes.md", 1)])
     assert welcome.preparing_label(Upkeep(missing_files=["notes.md"]), one) == "Preparing your files… (1 file, 1 passage)"
-    two = ProjectState(file_summaries=[_entry("a.md", 3), _entry("b.docx", 1200)])
+    two = Manifest(file_summaries=[_entry("a.md", 3), _entry("b.docx", 1200)])
     both = Upkeep(missing_files=["a.md", "b.docx"], unremembered=["t-1", "t-2"])
     assert welcome.preparing_label(both, two) == "Preparing your files… (2 files, 1,203 passages; 2 earlier turns)"
     # Another embedder's vectors: every file is prepared again, and no embedder is named.
@@ -163,7 +163,7 @@ def test_preparing_labels_count_files_and_passages_in_plain_words():
 
 def test_the_app_prepares_a_fresh_clone_in_plain_words(fresh_app, isolated_env):
     _place_demo(isolated_env / "projects")
-    manifest = ProjectState.model_validate_json((SHIPPED_DEMO / "project_state.json").read_text())
+    manifest = Manifest.model_validate_json((SHIPPED_DEMO / "project_state.json").read_text())
     passages = sum(f.chunk_count for f in manifest.file_summaries)
     files = len(manifest.file_summaries)
     at = fresh_app()  # opens the demo, the only project: its copy has no vectors yet
@@ -182,9 +182,9 @@ def test_the_app_prepares_a_fresh_clone_in_plain_words(fresh_app, isolated_env):
 
 
 def test_the_shipped_demo_is_a_finished_example():
-    project_state = ProjectState.model_validate_json((SHIPPED_DEMO / "project_state.json").read_text())
+    manifest = Manifest.model_validate_json((SHIPPED_DEMO / "project_state.json").read_text())
     assert demo.is_example(SHIPPED_DEMO)
-    assert [f.filename for f in project_state.file_summaries if f.indexed] == ["store-interviews-q3.md"]
+    assert [f.filename for f in manifest.file_summaries if f.indexed] == ["store-interviews-q3.md"]
     state = SessionState.model_validate_json((SHIPPED_DEMO / "state.json").read_text())
     brief = state.problem_brief
     assert brief.problem_statement and brief.target_audience and brief.stakeholders
@@ -284,7 +284,7 @@ def test_a_copy_has_its_own_project_id_and_is_made_once(isolated_env):
     committed = _place_demo(isolated_env / "projects")
     copy = demo.working_folder(committed)
     assert copy == committed.parent / demo.COPIES / "demo"
-    ids = {ProjectState.model_validate_json((f / "project_state.json").read_text()).project_id for f in (committed, copy)}
+    ids = {Manifest.model_validate_json((f / "project_state.json").read_text()).project_id for f in (committed, copy)}
     assert len(ids) == 2  # its vectors on a shared server are its own
     (copy / "mine.txt").write_text("kept")
     assert demo.working_folder(committed) == copy and (copy / "mine.txt").exists()  # not copied again

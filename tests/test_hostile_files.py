@@ -58,7 +58,7 @@ def uploads(project: Project) -> set[str]:
 
 def snapshot(project: Project, filename: str) -> dict:
     """All there is of one file: manifest entry, upload, converted text, stored passages."""
-    entry = project.project_state().find(filename)
+    entry = project.manifest().find(filename)
     return {
         "entry": entry,
         "upload": (project.ws.uploads / entry.filename).read_bytes(),
@@ -152,7 +152,7 @@ CRASH = textwrap.dedent("""
         recovered = project.recovered if hasattr(project, "recovered") else None
         if step == "repair":
             doctor.repair(project)
-        entry = project.project_state().find("plan.md")
+        entry = project.manifest().find("plan.md")
         print(json.dumps({"recovered": recovered, "entry": entry.model_dump(),
                           "documents": sorted(project.store.ids("documents")),
                           "consistent": doctor.examine(project).consistent}))
@@ -225,7 +225,7 @@ def test_a_long_paste_never_overwrites_the_pms_own_file_named_like_a_paste(proje
     ws = project.ws
     assert (ws.uploads / "upload-pasted-turn-1.md").read_bytes() == own
     assert (ws.uploads / "pasted-turn-1.md").read_text(encoding="utf-8") == paste
-    names = {f.filename: f for f in project.project_state().file_summaries}
+    names = {f.filename: f for f in project.manifest().file_summaries}
     assert names["upload-pasted-turn-1.md"].indexed and names["pasted-turn-1.md"].indexed
     # Forge reading a paste back from uploads/ (forge doctor) keeps its name: same bytes, nothing replaced.
     again = ingest_file(project, "pasted-turn-1.md", (ws.uploads / "pasted-turn-1.md").read_bytes())
@@ -256,7 +256,7 @@ def test_a_pathological_file_finishes_within_the_hard_limit(project: Project, ca
         assert result.ok, result.message
     else:
         assert not result.ok and refused_because in result.message, result.message
-        entry = project.project_state().find(filename)
+        entry = project.manifest().find(filename)
         assert entry.status == f"not indexed: {result.message}" and not project.ws.converted_path(filename).exists()
         assert project.store.file_ids() == set()
     assert_still_usable(project, capsys)
@@ -404,7 +404,7 @@ def test_credentials_and_unreadable_types_are_refused_without_keeping_their_byte
     assert not result.ok and expect in result.message, result.message
     assert_one_sentence(result.message)
     assert uploads(project) == set()
-    assert project.project_state().file_summaries == []
+    assert project.manifest().file_summaries == []
     assert [p.name for p in project.ws.converted.iterdir()] == [".gitkeep"]
     for path in project.ws.root.rglob("*"):  # the bytes are nowhere in the workspace
         if path.is_file() and len(data) > 8:
@@ -420,17 +420,17 @@ def test_a_credential_replacing_an_indexed_file_keeps_the_indexed_version(projec
 
 
 def test_a_credential_kept_by_an_older_forge_leaves_the_workspace_when_uploaded_again(project: Project):
-    from pmforge.core.models import FileSummary
+    from pmforge.core.models import ManifestEntry
 
     ws = project.ws
     (ws.uploads / "env").write_bytes(b"ANTHROPIC_API_KEY=sk-ant-secret\n")  # what the red team found
-    manifest = ws.load_project_state()
-    manifest.file_summaries.append(FileSummary(filename="env", file_id="0" * 16,
+    manifest = ws.load_manifest()
+    manifest.file_summaries.append(ManifestEntry(filename="env", file_id="0" * 16,
                                                status="not indexed: env: only .docx and .md files can be uploaded."))
-    ws.save_project_state(manifest)
+    ws.save_manifest(manifest)
     result = ingest_file(project, ".env", b"ANTHROPIC_API_KEY=sk-ant-secret\n")
     assert not result.ok and "credentials" in result.message
-    assert uploads(project) == set() and project.project_state().file_summaries == []
+    assert uploads(project) == set() and project.manifest().file_summaries == []
 
 
 def test_forge_ingest_of_a_dotenv_file_from_the_cli_keeps_nothing(project: Project, isolated_env: Path):
@@ -441,6 +441,6 @@ def test_forge_ingest_of_a_dotenv_file_from_the_cli_keeps_nothing(project: Proje
                           cwd=isolated_env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "credentials" in done.stderr and "Traceback" not in done.stderr
-    assert uploads(project) == set() and project.project_state().file_summaries == []
+    assert uploads(project) == set() and project.manifest().file_summaries == []
     for path in project.ws.root.rglob("*"):
         assert not path.is_file() or b"sk-ant-do-not-commit" not in path.read_bytes(), path

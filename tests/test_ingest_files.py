@@ -54,7 +54,7 @@ def assert_offsets_exact(project: Project, results: list[RetrievedSection]) -> N
 
 def assert_file_offsets_exact(project: Project, filename: str) -> None:
     """Every stored parent of the file is its exact slice; every leaf window comes from its leaf's slice."""
-    entry = project.project_state().find(filename)
+    entry = project.manifest().find(filename)
     text = converted_text(project, entry.filename)
     parents = stored(project, "document_parents", entry.file_id)
     assert len(parents) == entry.parent_count
@@ -88,7 +88,7 @@ def assert_one_sentence(message: str) -> None:
 
 def assert_consistent(project: Project) -> None:
     """The manifest and the vector store describe the same files."""
-    manifest = project.project_state().file_summaries
+    manifest = project.manifest().file_summaries
     indexed = [f for f in manifest if f.indexed]
     assert project.store.file_ids() == {f.file_id for f in indexed}
     names = [f.filename.casefold() for f in manifest]
@@ -121,7 +121,7 @@ def md(title: str, *paragraphs: str) -> bytes:
 def test_rich_docx_headings_lists_big_table_and_unicode(project: Project):
     result = ingest_file(project, "pilot-review.docx", bf.rich_docx(FACT))
     assert result.ok, result.message
-    entry = project.project_state().find("pilot-review.docx")
+    entry = project.manifest().find("pilot-review.docx")
     assert entry.indexed and entry.chunk_count >= 2 and entry.parent_count >= 2
     converted = converted_text(project, "pilot-review.docx")
 
@@ -164,7 +164,7 @@ def test_bold_paragraphs_become_headings_and_breadcrumbs(project: Project):
         assert re.search(rf"^## {title}\s*$", converted, re.M), converted[:300]
         assert f"**{title}**" not in converted
 
-    entry = project.project_state().find("interviews.docx")
+    entry = project.manifest().find("interviews.docx")
     sections_stored = {meta["section"] for _, _, meta in stored(project, "document_parents", entry.file_id)}
     assert sections_stored == set(sections)
     assert_file_offsets_exact(project, "interviews.docx")
@@ -177,7 +177,7 @@ def test_markdown_with_utf8_bom(project: Project):
     text = "# Café plan\n\nThe pilot covers naïve shoppers in Zürich. " + FACT + "\n"
     result = ingest_file(project, "bom.md", bf.bom_markdown(text))
     assert result.ok, result.message
-    entry = project.project_state().find("bom.md")
+    entry = project.manifest().find("bom.md")
     assert entry.indexed and entry.note == ""
     converted = converted_text(project, "bom.md")
     assert converted == text  # the BOM is gone, nothing else changed
@@ -191,7 +191,7 @@ def test_markdown_in_windows_1252(project: Project):
     assert b"caf\xe9 \x96 na\xefve" in data
     result = ingest_file(project, "legacy.md", data)
     assert result.ok, result.message
-    entry = project.project_state().find("legacy.md")
+    entry = project.manifest().find("legacy.md")
     assert entry.indexed
     assert "Windows-1252" in entry.note
     assert converted_text(project, "legacy.md") == text
@@ -216,7 +216,7 @@ def test_headerless_long_markdown_is_cut_into_bounded_parents_and_leaves(project
     assert len(text.split()) >= 3000 and count_tokens(text) > 2 * 2000 * 0.75
     result = ingest_file(project, "notes.md", text.encode("utf-8"))
     assert result.ok, result.message
-    entry = project.project_state().find("notes.md")
+    entry = project.manifest().find("notes.md")
     converted = converted_text(project, "notes.md")
     assert converted == text
 
@@ -272,7 +272,7 @@ def test_broken_upload_is_kept_reported_and_not_indexed(project: Project, filena
         assert expect.lower() in result.message.lower(), result.message
     assert result.filename == filename
     assert (project.ws.uploads / filename).read_bytes() == data  # the original is kept as sent
-    entry = project.project_state().find(filename)
+    entry = project.manifest().find(filename)
     assert entry is not None and result.entry is not None
     assert entry.status == f"not indexed: {result.message}"
     assert entry.chunk_count == 0 and entry.parent_count == 0
@@ -303,7 +303,7 @@ def test_over_limit_upload_is_rejected(project: Project, monkeypatch):
     assert_one_sentence(result.message)
     assert "limit" in result.message
     assert (small.ws.uploads / "big.md").read_bytes() == data
-    assert small.project_state().find("big.md").status.startswith("not indexed: ")
+    assert small.manifest().find("big.md").status.startswith("not indexed: ")
     assert small.store.file_ids() == set() and small.store.ids("documents") == set()
     # a file under the limit still goes in
     assert ingest_file(small, "small.md", md("Plan", FACT)).ok
@@ -325,7 +325,7 @@ def test_unusable_names_are_refused_before_anything_is_written(project: Project,
     assert not result.ok
     assert_one_sentence(result.message)
     assert [p.name for p in project.ws.uploads.iterdir()] == [".gitkeep"]
-    assert project.project_state().file_summaries == []
+    assert project.manifest().file_summaries == []
 
 
 # ---------------------------------------------------------------- names
@@ -345,7 +345,7 @@ def test_path_traversal_names_stay_inside_the_project(project: Project, isolated
     for path in _tree(isolated_env) - before:
         assert path.resolve().is_relative_to(root), f"{path} was written outside the project folder"
     assert not (isolated_env / "x.md").exists() and not (isolated_env / "projects" / "x.md").exists()
-    assert project.project_state().find("x.md").indexed
+    assert project.manifest().find("x.md").indexed
     assert_consistent(project)
 
 
@@ -358,11 +358,11 @@ def test_very_long_name_is_shortened_and_keeps_its_extension(project: Project):
     assert stored_name.endswith(".md") and len(stored_name) <= MAX_FILENAME_CHARS
     assert stored_name.startswith("Quarterly store interview notes")
     assert (project.ws.uploads / stored_name).is_file()
-    assert project.project_state().find(stored_name).indexed
+    assert project.manifest().find(stored_name).indexed
     # the same long name again maps to the same entry
     again = ingest_file(project, name, md("Plan", "A second version of the notes. " + FACT))
     assert again.ok and again.filename == stored_name and again.message.startswith("Replaced")
-    assert len(project.project_state().file_summaries) == 1
+    assert len(project.manifest().file_summaries) == 1
     assert_consistent(project)
 
 
@@ -373,7 +373,7 @@ def test_unicode_name(project: Project):
     assert result.filename == name
     assert (project.ws.uploads / name).read_bytes() == md("Plan", FACT)
     assert project.ws.converted_path(name).is_file()
-    assert project.project_state().find(name.upper()).indexed
+    assert project.manifest().find(name.upper()).indexed
     hit = assert_retrievable(project, FACT_QUERY, FACT, name)
     assert hit.citation == f"[{name} › Plan]"
     # the same name typed in decomposed form (as macOS sends it) is the same file
@@ -381,7 +381,7 @@ def test_unicode_name(project: Project):
     assert nfd != name
     again = ingest_file(project, nfd, md("Plan", "Revised. " + FACT))
     assert again.ok and again.filename == name
-    assert len(project.project_state().file_summaries) == 1
+    assert len(project.manifest().file_summaries) == 1
     assert_consistent(project)
 
 
@@ -399,7 +399,7 @@ def test_names_differing_only_in_case_are_one_file(project: Project):
     assert first.ok
     second = ingest_file(project, "plan.md", md("Plan", FACT))
     assert second.ok and second.message.startswith("Replaced")
-    manifest = project.project_state().file_summaries
+    manifest = project.manifest().file_summaries
     assert [f.filename for f in manifest] == ["plan.md"]
     assert project.store.file_ids() == {manifest[0].file_id}
     assert {p.name for p in project.ws.uploads.iterdir()} == {".gitkeep", "plan.md"}
@@ -414,7 +414,7 @@ def test_case_variant_name_with_same_text_keeps_files_consistent(project: Projec
     assert ingest_file(project, "Plan.md", body).ok
     result = ingest_file(project, "plan.md", bf.bom_markdown(body.decode("utf-8")))
     assert result.ok, result.message
-    entry = project.project_state().find("plan.md")
+    entry = project.manifest().find("plan.md")
     assert (project.ws.uploads / entry.filename).is_file()
     assert project.ws.converted_path(entry.filename).is_file()
     assert_consistent(project)
@@ -471,7 +471,7 @@ def test_random_operation_sequences_keep_manifest_and_store_in_step(project: Pro
             name = rng.choice(existing)
             assert delete_file(project, name) == f"Deleted {name}."
             del model[name], sent[name]
-            assert project.project_state().find(name) is None, where
+            assert project.manifest().find(name) is None, where
         else:
             name = rng.choice(existing)
             broken = _broken_for(name, rng)
@@ -484,7 +484,7 @@ def test_random_operation_sequences_keep_manifest_and_store_in_step(project: Pro
                 assert "previous version" in result.message, (where, result.message)
 
         assert_consistent(project)
-        manifest = project.project_state()
+        manifest = project.manifest()
         assert sorted(f.filename for f in manifest.file_summaries) == sorted(model), where
         for name, state in model.items():
             entry = manifest.find(name)
@@ -503,7 +503,7 @@ def test_same_content_under_a_second_name_is_not_indexed_twice(project: Project)
     result = ingest_file(project, "plan-copy.md", body)
     assert "plan.md" in result.message
     assert (project.store.ids("documents"), project.store.ids("document_parents")) == ids_before
-    entry = project.project_state().find("plan-copy.md")
+    entry = project.manifest().find("plan-copy.md")
     assert entry is not None and not entry.indexed and "plan.md" in entry.status
     assert (project.ws.uploads / "plan-copy.md").read_bytes() == body
     # a re-saved Word file with the same text is a twin too
@@ -519,7 +519,7 @@ def test_deleting_the_original_does_not_orphan_its_twin(project: Project):
     assert ingest_file(project, "plan.md", body).ok
     ingest_file(project, "plan-copy.md", body)
     delete_file(project, "plan.md")
-    manifest = project.project_state()
+    manifest = project.manifest()
     for f in manifest.file_summaries:
         m = re.match(r"not indexed: same content as (.+)$", f.status)
         if m:
@@ -531,14 +531,14 @@ def test_deleting_the_original_does_not_orphan_its_twin(project: Project):
 def test_reupload_of_identical_bytes_is_a_noop(project: Project):
     data = bf.rich_docx(FACT, table_rows=8)
     assert ingest_file(project, "review.docx", data).ok
-    entry = project.project_state().find("review.docx")
+    entry = project.manifest().find("review.docx")
     ids = (project.store.ids("documents"), project.store.ids("document_parents"))
     embedded = project.services.embedder.stats.document_texts
     again = ingest_file(project, "review.docx", data)
     assert again.ok and "nothing changed" in again.message
     assert (project.store.ids("documents"), project.store.ids("document_parents")) == ids
     assert project.services.embedder.stats.document_texts == embedded  # nothing was embedded again
-    assert project.project_state().find("review.docx") == entry  # same entry, same upload time
+    assert project.manifest().find("review.docx") == entry  # same entry, same upload time
     assert_consistent(project)
 
 
@@ -589,7 +589,7 @@ def test_instructions_inside_a_document_are_just_text(project: Project, filename
     assert result.ok, result.message
     assert result.message.startswith("Indexed")
     assert injection in _unescape_markdown(converted_text(project, filename))
-    entry = project.project_state().find(filename)
+    entry = project.manifest().find(filename)
     assert entry.indexed and entry.note == ""
     hit = assert_retrievable(project, "ignore previous instructions complete mode", "Ignore your previous", filename)
     assert injection in _unescape_markdown(hit.text)

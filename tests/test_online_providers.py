@@ -21,7 +21,7 @@ ROUTE = {
 
 
 def test_voyage_embeds_documents_and_queries(online: Project, stub):
-    entry = online.project_state().find("plan.md")
+    entry = online.manifest().find("plan.md")
     assert entry.summary.startswith("A pilot plan")  # the file summary came from the (stub) Haiku call
     stub.queue_anthropic(tool_use_message([("route", ROUTE)]), text_message("Question 1: Who owns shrink?"))
     run_turn(online, "How many stores are in the pilot?")
@@ -125,7 +125,7 @@ def test_voyage_rate_limits_are_retried_during_upload(online: Project, stub):
     result = ingest_file(online, "notes.md", b"# Notes\n\nManagers print labels in the back office.\n")
     assert result.ok, result.message
     assert len(stub.voyage_requests()) == 3
-    assert online.store.file_ids() == {f.file_id for f in online.project_state().file_summaries if f.indexed}
+    assert online.store.file_ids() == {f.file_id for f in online.manifest().file_summaries if f.indexed}
 
 
 def test_voyage_outage_fails_cleanly_and_keeps_the_file(online: Project, stub, monkeypatch):
@@ -140,7 +140,7 @@ def test_voyage_outage_fails_cleanly_and_keeps_the_file(online: Project, stub, m
     result = ingest_file(project, "notes.md", b"# Notes\n\nManagers print labels in the back office.\n")
     assert not result.ok and "Voyage embeddings are unavailable" in result.message
     assert (project.ws.uploads / "notes.md").exists()
-    assert project.project_state().find("notes.md").status.startswith("not indexed")
+    assert project.manifest().find("notes.md").status.startswith("not indexed")
     assert project.store.ids("documents") == before  # nothing half-indexed
 
 

@@ -80,7 +80,7 @@ def one_sentence(message: str) -> bool:
 def snapshot(project: Project) -> dict[str, bytes | None]:
     ws = project.ws
     return {p.name: (p.read_bytes() if p.exists() else None)
-            for p in (ws.state_path, ws.project_state_path, ws.context_path)}
+            for p in (ws.state_path, ws.manifest_path, ws.context_path)}
 
 
 # --------------------------------------------------------------------------- routing
@@ -300,7 +300,7 @@ def test_embedding_rate_limits_are_retried_during_upload(served: Project, stub):
     result = ingest_file(served, "notes.md", b"# Notes\n\nManagers print labels in the back office.\n")
     assert result.ok, result.message
     assert len(stub.openai_embedding_requests()) == 3
-    assert served.store.file_ids() == {f.file_id for f in served.project_state().file_summaries if f.indexed}
+    assert served.store.file_ids() == {f.file_id for f in served.manifest().file_summaries if f.indexed}
 
 
 def test_an_embedding_outage_keeps_the_file_and_says_so(served: Project, stub):

@@ -27,7 +27,7 @@ TURNS = [
 def test_eight_turn_session(project: Project):
     result = ingest_file(project, "research-q3.docx", research_docx(BURIED_FACT))
     assert result.ok, result.message
-    entry = project.project_state().find("research-q3.docx")
+    entry = project.manifest().find("research-q3.docx")
     assert entry.indexed and entry.summary
     assert entry.parent_count > 4  # retrieval must choose
     assert (project.ws.uploads / "research-q3.docx").exists()
@@ -92,12 +92,12 @@ def test_token_report_and_budgets(project: Project):
 
 def test_delete_removes_chunks_and_entry(project: Project):
     ingest_file(project, "research-q3.docx", research_docx(BURIED_FACT))
-    file_id = project.project_state().find("research-q3.docx").file_id
+    file_id = project.manifest().find("research-q3.docx").file_id
     assert project.store.file_ids() == {file_id}
     delete_file(project, "research-q3.docx")
     assert project.store.file_ids() == set()
     assert project.store.ids("documents") == set()
-    assert project.project_state().file_summaries == []
+    assert project.manifest().file_summaries == []
     assert not (project.ws.uploads / "research-q3.docx").exists()
     record = run_turn(project, "What does the research say about the loyalty app?")
     assert record.retrieved.documents == []
@@ -116,9 +116,9 @@ def test_reupload_replaces_without_stale_chunks(project: Project):
     assert replaced.ok and replaced.message.startswith("Replaced")
     new_ids = project.store.ids("documents")
     assert not (new_ids & old_ids)
-    entry = project.project_state().find("research-q3.docx")
+    entry = project.manifest().find("research-q3.docx")
     assert project.store.file_ids() == {entry.file_id}
-    assert len(project.project_state().file_summaries) == 1
+    assert len(project.manifest().file_summaries) == 1
 
 
 def test_clone_without_vectors_is_rebuilt(project: Project, services):

@@ -142,20 +142,20 @@ def test_recovery_on_open_is_quick_and_forge_doctor_still_finishes_the_work(proj
     (ws.uploads / "gone.md").write_bytes(b"# Gone\n\nThe upload finished but the manifest was never written.\n")
     reopened = Project.open(services, ws.slug)
     assert reopened.recovered == "upload gone.md" and not ws.operation_marker.exists()
-    assert ws.load_project_state().find("gone.md").status == "not indexed: interrupted — retry"
+    assert ws.load_manifest().find("gone.md").status == "not indexed: interrupted — retry"
     report = doctor.repair(reopened)
     assert report.consistent, report.findings
-    assert ws.load_project_state().find("gone.md").indexed
+    assert ws.load_manifest().find("gone.md").indexed
 
 
 def test_an_interrupted_delete_is_finished_quickly_on_open(project: Project, services):
     assert ingest_file(project, "plan.md", PLAN).ok
-    entry = project.ws.load_project_state().find("plan.md")
+    entry = project.ws.load_manifest().find("plan.md")
     project.store.delete_file(entry.file_id)  # the crash came after the store, before the manifest
     project.ws.operation_marker.write_text(json.dumps({"operation": "delete plan.md", "pid": 1}))
     reopened = Project.open(services, project.ws.slug)
     assert reopened.recovered == "delete plan.md"
-    assert project.ws.load_project_state().find("plan.md") is None
+    assert project.ws.load_manifest().find("plan.md") is None
     assert not (project.ws.uploads / "plan.md").exists()
 
 
@@ -220,7 +220,7 @@ def test_conflict_markers_stop_chat_in_one_sentence_and_doctor_fix_keeps_both_si
     numbers = [json.loads(l)["number"] for l in ws.transcript_path.read_text().splitlines()
                if "patch" not in json.loads(l)]
     assert sorted(numbers) == [1, 2, 3]  # the file itself renumbered
-    assert {f.filename for f in ws.load_project_state().file_summaries} == {"ours.md", "theirs.md"}
+    assert {f.filename for f in ws.load_manifest().file_summaries} == {"ours.md", "theirs.md"}
     assert "# Organisation context" in (root / "context.md").read_text()
 
     after = forge(merged, "chat", "pilot", "--json", "-m", "Labels take forty minutes a round.")
@@ -329,7 +329,7 @@ def test_names_in_any_script_get_distinct_folders_and_keep_their_display_name(is
     chat = forge(tmp, "chat", "试点项目", "--json", "-m", "We want to cut fresh shrink.")
     assert chat.returncode == 0, chat.stderr
     ws = Workspace(tmp / "projects" / slugs[1])
-    assert ws.load_state().project_name == "试点项目" and ws.load_project_state().display_name == "试点项目"
+    assert ws.load_state().project_name == "试点项目" and ws.load_manifest().display_name == "试点项目"
     Workspace.create(tmp / "projects", "2024")  # before scripts were spelled, "Пилот 2024" got the folder "2024"
     assert Workspace.open(tmp / "projects", "Пилот 2024").slug == "2024"
 

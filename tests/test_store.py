@@ -134,8 +134,8 @@ def test_projects_with_the_same_name_never_share_collections(chroma, monkeypatch
     assert a.ws.slug == b.ws.slug == "pilot" and a.store.prefix != b.store.prefix
     ingest_file(a, "plan.md", PLAN)
     ingest_file(b, "notes.md", NOTES)
-    assert {a.ws.load_project_state().find("plan.md").file_id} == a.store.file_ids()
-    assert {b.ws.load_project_state().find("notes.md").file_id} == b.store.file_ids()
+    assert {a.ws.load_manifest().find("plan.md").file_id} == a.store.file_ids()
+    assert {b.ws.load_manifest().find("notes.md").file_id} == b.store.file_ids()
     names = {c.name for c in services and a.store.client.list_collections()}
     assert f"{a.store.prefix}documents" in names and f"{b.store.prefix}documents" in names
     assert a.store.prefix.startswith("forge-pilot-")
@@ -193,7 +193,7 @@ def test_a_server_that_stops_mid_session_gives_a_clear_message_and_recovers(monk
         assert record.turn == 2
         assert project.recovered is None and not project.ws.operation_marker.exists()
         assert doctor.repair(project).consistent  # the kept upload gets indexed; nothing is orphaned
-        assert project.ws.load_project_state().find("notes.md").indexed
+        assert project.ws.load_manifest().find("notes.md").indexed
     finally:
         server.stop()
 

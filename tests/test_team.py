@@ -120,7 +120,7 @@ def test_two_clones_work_interleaved_without_dropping_or_colliding(team, monkeyp
     embedded = counting_embeddings(monkeypatch, bob)
     bob = _open(bob_services, "pilot")  # what every CLI command does on opening
     assert sum(embedded) == 0 and bob.reindex_reason() is None
-    assert {c["author"] for c in bob.store.claims()[bob.project_state().find("plan.md").file_id]} == {"alice", "bob"}
+    assert {c["author"] for c in bob.store.claims()[bob.manifest().find("plan.md").file_id]} == {"alice", "bob"}
     assert collection_ids(bob.store) == before_ids and record_counts(bob.store) == before_counts
 
     # Interleaved turns and uploads from both clones; both write turn 3 and turn 4.
@@ -167,7 +167,7 @@ def test_a_turn_searches_only_the_files_its_own_clone_lists(team):
     question = "What did Dana from the Duluth store say about the ZX-42 label printer jams on Saturday?"
     alices = run_turn(alice, question).retrieved.documents
     bobs = run_turn(bob, question).retrieved.documents
-    notes_id = alice.project_state().find("notes.md").file_id
+    notes_id = alice.manifest().find("notes.md").file_id
     assert any(notes_id in section for section in alices)
     assert bobs and not any(notes_id in section for section in bobs)  # Bob still finds his own files
 
@@ -175,9 +175,9 @@ def test_a_turn_searches_only_the_files_its_own_clone_lists(team):
 def test_a_file_goes_only_when_the_last_clone_that_lists_it_deletes_it(team):
     alice, bob_services = team
     bob = _open(bob_services, "pilot")
-    plan_id = alice.project_state().find("plan.md").file_id
+    plan_id = alice.manifest().find("plan.md").file_id
     assert ingest_file(alice, "notes.md", NOTES).ok
-    notes_id = alice.project_state().find("notes.md").file_id
+    notes_id = alice.manifest().find("notes.md").file_id
 
     delete_file(alice, "plan.md")
     assert plan_id in alice.store.file_ids()  # Bob still lists it: its vectors stay

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from pmforge.core.models import ProjectState, SessionState
+from pmforge.core.models import Manifest, SessionState
 from pmforge.knowledge import builtin_catalogue
 from pmforge.tools import TOOLS, ToolContext, run_tool
 
 
 def _ctx(turn: int = 5) -> ToolContext:
-    return ToolContext(state=SessionState(), project_state=ProjectState(), turn_number=turn,
+    return ToolContext(state=SessionState(), manifest=Manifest(), turn_number=turn,
                        catalogue=builtin_catalogue())
 
 
@@ -127,7 +127,7 @@ def test_every_registered_tool_has_cases():
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_tool_valid_and_invalid(name, project):
     # The PM's own words back the calls that need them (complete_mode, update_org_context; see test_injection).
-    ctx = ToolContext(state=project.state(), project_state=project.project_state(), turn_number=2,
+    ctx = ToolContext(state=project.state(), manifest=project.manifest(), turn_number=2,
                       catalogue=project.catalogue(), workspace=project.ws,
                       pm_words="We are a 62-store grocer; the VP of stores owns shrink. Let's wrap up mode 1.")
     _register(ctx, "Bakery leads will trust head-office lists")

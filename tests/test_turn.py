@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pmforge.core.models import Assumption, FileSummary, ProjectState, SessionState, Turn
+from pmforge.core.models import Assumption, Manifest, ManifestEntry, SessionState, Turn
 from pmforge.core.tokens import count_tokens
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.interviewer.rules import RouteInputs, rule_route
@@ -15,7 +15,7 @@ from pmforge.turn.route import build_route_request
 LONG = "The store operations team believes department leads will follow a suggested list if it is short. " * 4
 
 
-def _heavy_state() -> tuple[SessionState, ProjectState]:
+def _heavy_state() -> tuple[SessionState, Manifest]:
     state = SessionState(project_name="Heavy")
     state.assumptions = [
         Assumption(id=f"A{i}", claim=f"{LONG} (assumption {i})", impact=("high", "medium", "low")[i % 3],
@@ -26,23 +26,23 @@ def _heavy_state() -> tuple[SessionState, ProjectState]:
     state.turns = [Turn(number=n, user=LONG * 3, assistant=LONG * 3) for n in range(1, 301)]
     state.routing.conversation_summary = LONG * 10
     state.routing.probes_fired = ["solution_problem_separation", "why_now"]
-    project_state = ProjectState(
+    manifest = Manifest(
         org_context=LONG * 20,
-        file_summaries=[FileSummary(filename=f"file-{i:02d}.md", file_id=f"f{i}", summary=LONG) for i in range(50)],
+        file_summaries=[ManifestEntry(filename=f"file-{i:02d}.md", file_id=f"f{i}", summary=LONG) for i in range(50)],
     )
-    return state, project_state
+    return state, manifest
 
 
 def test_every_section_and_prompt_stays_within_budget(project: Project):
     settings = project.settings
-    state, project_state = _heavy_state()
+    state, manifest = _heavy_state()
     message = LONG * 10
-    inputs = RouteInputs(state, project_state, message, 301, project.catalogue())
+    inputs = RouteInputs(state, manifest, message, 301, project.catalogue())
     assert build_route_request(inputs, settings).token_count() <= settings.phase_a_budget
 
     decision = rule_route(inputs, settings)
     decision.patterns = ["analytics_execution_gap", "key_talent_dependency"]
-    ctx = assemble(decision, state, project_state, message, 301, project.store, project.services.embedder, settings,
+    ctx = assemble(decision, state, manifest, message, 301, project.store, project.services.embedder, settings,
                    inputs.catalogue)
     budgets = {
         "context_block": settings.budget_context_block, "assumptions": settings.budget_assumptions,
@@ -79,11 +79,11 @@ def test_a_turn_saved_but_not_remembered_is_caught_up(project: Project):
 def test_document_filter_limits_the_search(project: Project):
     ingest_file(project, "plan.md", b"# Plan\n\nThe pilot covers 20 stores in the Midwest for eight weeks.\n")
     ingest_file(project, "memo.md", b"# Memo\n\nThe pilot budget is 200 thousand dollars, signed by finance.\n")
-    state, project_state = project.state(), project.project_state()
-    inputs = RouteInputs(state, project_state, "What does the memo say about the pilot?", 1, project.catalogue())
+    state, manifest = project.state(), project.manifest()
+    inputs = RouteInputs(state, manifest, "What does the memo say about the pilot?", 1, project.catalogue())
     decision = rule_route(inputs, project.settings)
     decision.document_filter = ["memo.md"]
-    ctx = assemble(decision, state, project_state, inputs.message, 1, project.store,
+    ctx = assemble(decision, state, manifest, inputs.message, 1, project.store,
                    project.services.embedder, project.settings, inputs.catalogue)
     assert {s.filename for s in ctx.documents} == {"memo.md"}
 
@@ -102,7 +102,7 @@ def test_a_200kb_paste_becomes_indexed_source_and_the_prompt_stays_small(project
     paste += "\n\n## Late note\n\nStore 9137 is the only one with electronic shelf labels.\n"
     assert len(paste) > 200_000
     record = run_turn(project, paste)
-    entry = project.project_state().find("pasted-turn-1.md")
+    entry = project.manifest().find("pasted-turn-1.md")
     assert entry and entry.indexed
     assert (project.ws.uploads / "pasted-turn-1.md").read_text() == paste  # nothing lost
     turn = project.state().turns[0]
@@ -158,7 +158,7 @@ def test_a_document_cannot_close_its_delimiter_or_steer_the_mode(project: Projec
 def test_a_projects_own_pattern_is_never_accepted_in_another_project(tmp_path):
     """One app process serves several projects: project B's router and tools must not take project A's pattern,
     even by its name; an earlier turn's recorded pattern still shows by its namespaced id."""
-    from pmforge.core.models import ProjectState, SessionState
+    from pmforge.core.models import Manifest, SessionState
     from pmforge.core.workspace import Workspace
     from pmforge.knowledge import project_catalogue
     from pmforge.tools import ToolContext, run_tool
@@ -178,7 +178,7 @@ def test_a_projects_own_pattern_is_never_accepted_in_another_project(tmp_path):
     assert alpha_catalogue.pattern_name("alpha.shelf_gap") == "Shelf Gap Blind Spot"  # a recorded id still renders
 
     def record(ws: Workspace) -> tuple[bool, str]:
-        ctx = ToolContext(state=SessionState(), project_state=ProjectState(), turn_number=1,
+        ctx = ToolContext(state=SessionState(), manifest=Manifest(), turn_number=1,
                           catalogue=project_catalogue(ws.slug, ws.root), workspace=ws)
         return run_tool("record_pattern", {"pattern": "Shelf Gap Blind Spot"}, ctx)
 

@@ -38,7 +38,7 @@ ASK_FOR_BRIEF = "Please write up the problem brief."
 
 def snapshot(project: Project) -> dict:
     """What a turn may change, as the PM would see it."""
-    state, manifest = project.ws.load_state(), project.ws.load_project_state()
+    state, manifest = project.ws.load_state(), project.ws.load_manifest()
     return {
         "session": session_fields(state), "turns": [(t.id, t.number, t.user) for t in state.turns],
         "org": manifest.org_context, "context.md": project.ws.context_path.read_text(),
@@ -70,7 +70,7 @@ def test_undo_restores_the_register_org_context_transcript_and_memory(project: P
     record = run_turn(project, f"{HEDGED} {ORG}")
     state = project.state()
     assert any("fixed markdown time" in a.claim for a in state.assumptions)  # the turn's tool effects
-    assert "regional grocer" in project.project_state().org_context
+    assert "regional grocer" in project.manifest().org_context
     taken = state.turns[-1]
     assert taken.id in memory_search(project, "fixed markdown time labels printed faster")
 
@@ -211,15 +211,15 @@ def test_undo_of_a_turn_other_than_the_one_chosen_is_refused(project: Project):
 
 def test_undo_is_refused_when_the_org_context_changed_since(project: Project):
     run_turn(project, ORG)
-    manifest = project.ws.load_project_state()
+    manifest = project.ws.load_manifest()
     manifest.org_context += " Stores close at 10 pm."
-    project.ws.save_project_state(manifest)
+    project.ws.save_manifest(manifest)
 
     with pytest.raises(ForgeError) as refused:
         undo_last_turn(project)
 
     assert str(refused.value) == CHANGED_SINCE
-    assert project.project_state().org_context.endswith("Stores close at 10 pm.")
+    assert project.manifest().org_context.endswith("Stores close at 10 pm.")
 
 
 # ---------------------------------------------------------------- interrupted

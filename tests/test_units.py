@@ -7,7 +7,7 @@ import random
 import pytest
 
 from pmforge.core.errors import ForgeError
-from pmforge.core.models import ProjectState, SessionState
+from pmforge.core.models import Manifest, SessionState
 from pmforge.core.tokens import count_tokens
 from pmforge.core.workspace import safe_filename
 from pmforge.ingest.chunk import ChunkSizes, chunk_markdown, split_sections
@@ -91,7 +91,7 @@ def test_safe_filename_bounds_length_and_rejects_empty():
 def test_tool_schemas_come_from_models_and_bad_calls_are_errors():
     specs = {s.name: s for s in tool_specs()}
     assert specs["register_assumption"].input_schema["required"] == ["claim", "type", "impact"]
-    ctx = ToolContext(state=SessionState(), project_state=ProjectState(), turn_number=3,
+    ctx = ToolContext(state=SessionState(), manifest=Manifest(), turn_number=3,
                       catalogue=builtin_catalogue(), pm_words="For context, we are a grocery chain with 400 stores.")
     ok, text = run_tool("register_assumption", {"claim": "Shoppers wait for markdowns", "type": "vibes"}, ctx)
     assert not ok and "type" in text and ctx.state.assumptions == []
@@ -106,7 +106,7 @@ def test_tool_schemas_come_from_models_and_bad_calls_are_errors():
     ok, _ = run_tool("record_probe", {"probe": "Why Now"}, ctx)
     assert ok and ctx.state.routing.probes_fired == ["why_now"]
     ok, text = run_tool("update_org_context", {"org_context": "Grocery chain, 400 stores."}, ctx)
-    assert ok and ctx.project_state.org_context == "Grocery chain, 400 stores."
+    assert ok and ctx.manifest.org_context == "Grocery chain, 400 stores."
 
 
 def test_an_unreadable_state_is_moved_aside_and_reported(tmp_path):

@@ -1,6 +1,6 @@
 """Forge's state, one pydantic model per concept.
 
-`SessionState` is saved as `state.json`, `ProjectState` as `project_state.json`.
+`SessionState` is saved as `state.json`, `Manifest` as `project_state.json`.
 Tool argument models live in `tools.py`; their JSON schemas are generated from
 the models there, never written by hand.
 """
@@ -344,7 +344,7 @@ class SessionState(BaseModel):
 
 # ---------------------------------------------------------------- project manifest
 
-class FileSummary(BaseModel):
+class ManifestEntry(BaseModel):
     filename: str
     file_id: str
     uploaded_at: str = Field(default_factory=now_iso)
@@ -362,19 +362,19 @@ class FileSummary(BaseModel):
         return self.status == "indexed"
 
 
-class ProjectState(BaseModel):
+class Manifest(BaseModel):
     """project_state.json: the file manifest and the organisation context."""
 
     # Names this project's collections on a shared Chroma server. Random, and committed with the workspace,
     # so every clone of the project finds its own vectors and no two projects share a name.
     project_id: str = ""
-    file_summaries: list[FileSummary] = Field(default_factory=list)
+    file_summaries: list[ManifestEntry] = Field(default_factory=list)
     org_context: str = ""
     # The name as the PM typed it (any script; the folder has an ASCII slug). "" before names were kept here.
     display_name: str = ""
     updated_at: str = ""  # when this file was last saved, as in SessionState
 
-    def find(self, filename: str) -> FileSummary | None:
+    def find(self, filename: str) -> ManifestEntry | None:
         """Names match case-insensitively: two names differing only in case are one file on many disks."""
         wanted = filename.casefold()
         return next((f for f in self.file_summaries if f.filename.casefold() == wanted), None)

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from pmforge.core import conflicts, demo, transcript
 from pmforge.core.errors import ForgeError
-from pmforge.core.models import SCHEMA_VERSION, ProjectState, SessionState, Turn
+from pmforge.core.models import SCHEMA_VERSION, Manifest, SessionState, Turn
 
 log = logging.getLogger(__name__)
 
@@ -206,7 +206,7 @@ class Workspace:
         return self.root / self.TRANSCRIPT
 
     @property
-    def project_state_path(self) -> Path:
+    def manifest_path(self) -> Path:
         return self.root / self.PROJECT_STATE
 
     @property
@@ -246,7 +246,7 @@ class Workspace:
             folder.mkdir(parents=True, exist_ok=True)
             (folder / ".gitkeep").touch()
         ws.save_state(SessionState(project_name=name.strip()))
-        ws.save_project_state(ProjectState(project_id=new_project_id(), display_name=name.strip()))
+        ws.save_manifest(Manifest(project_id=new_project_id(), display_name=name.strip()))
         return ws
 
     @classmethod
@@ -284,7 +284,7 @@ class Workspace:
     def read_display_name(self) -> str:
         """The project's display name, read without loading the transcript; a damaged or conflicted file
         shows the next best name rather than stopping a project list."""
-        return display_name(_json_field(self.project_state_path, "display_name"),
+        return display_name(_json_field(self.manifest_path, "display_name"),
                             _json_field(self.state_path, "project_name"), self.slug)
 
     def rename(self, name: str) -> str:
@@ -296,9 +296,9 @@ class Workspace:
             raise ForgeError(f"Project '{taken}' already goes by that name; pick another, or rename that "
                              "one first.")
         with self.locked():
-            manifest = self.load_project_state()
+            manifest = self.load_manifest()
             manifest.display_name = name
-            self.save_project_state(manifest)
+            self.save_manifest(manifest)
             state = self.load_state()
             state.project_name = name
             self.save_state(state)
@@ -339,7 +339,7 @@ class Workspace:
         return self.root / self.OPERATION
 
     @contextmanager
-    def operation(self, label: str, **details) -> Iterator[None]:
+    def marked_operation(self, label: str, **details) -> Iterator[None]:
         """A change that spans several files and the vector store. The marker exists exactly as long as an
         operation holds the lock, and stays behind when it dies: finding it at the start of an operation
         means a crash (or an error) interrupted the last one.
@@ -508,7 +508,7 @@ class Workspace:
 
     def _display_name(self) -> str:
         try:
-            return self.load_project_state().display_name or self.slug
+            return self.load_manifest().display_name or self.slug
         except ForgeError:
             return self.slug
 
@@ -537,27 +537,27 @@ class Workspace:
 
     def project_id(self) -> str:
         """The project's id, given one on first need (workspaces made before ids existed have none)."""
-        manifest = self.load_project_state()
+        manifest = self.load_manifest()
         if not manifest.project_id:
             with self.locked():
-                manifest = self.load_project_state()
+                manifest = self.load_manifest()
                 if not manifest.project_id:
                     manifest.project_id = new_project_id()
-                    self.save_project_state(manifest)
+                    self.save_manifest(manifest)
         return manifest.project_id
 
-    def load_project_state(self) -> ProjectState:
-        if not self.project_state_path.exists():
-            return ProjectState()
+    def load_manifest(self) -> Manifest:
+        if not self.manifest_path.exists():
+            return Manifest()
         try:
-            raw = self.project_state_path.read_text(encoding="utf-8")
+            raw = self.manifest_path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise ForgeError(f"{self.PROJECT_STATE} in project '{self.slug}' is not text; restore it from git "
                              f"or run `forge doctor --fix {self.slug}`.") from None
         if conflicts.has_markers(raw):
             raise self.conflict_error(self.PROJECT_STATE)
         try:
-            return ProjectState.model_validate(json.loads(raw))
+            return Manifest.model_validate(json.loads(raw))
         except json.JSONDecodeError as exc:
             raise ForgeError(f"{self.PROJECT_STATE} in project '{self.slug}' is not valid JSON ({exc.msg}); "
                              "restore it from git.") from None
@@ -566,11 +566,11 @@ class Workspace:
             raise ForgeError(f"{self.PROJECT_STATE} in project '{self.slug}' is not a Forge file list ({where}: "
                              f"{exc.errors()[0]['msg'].lower()}); restore it from git.") from None
 
-    def save_project_state(self, project_state: ProjectState) -> None:
+    def save_manifest(self, manifest: Manifest) -> None:
         """project_state.json and context.md are written from the same value: one source of truth."""
-        project_state.updated_at = saved_at()
-        atomic_write_text(self.project_state_path, project_state.model_dump_json(indent=1))
-        body = project_state.org_context.strip() or "_No organisation context recorded yet._"
+        manifest.updated_at = saved_at()
+        atomic_write_text(self.manifest_path, manifest.model_dump_json(indent=1))
+        body = manifest.org_context.strip() or "_No organisation context recorded yet._"
         atomic_write_text(self.context_path, f"# Organisation context\n\n{body}\n")
 
     # ---- git merges (forge doctor --fix)
@@ -582,7 +582,7 @@ class Workspace:
         with self.locked():
             merged_files = []
             for path, merge, model in ((self.state_path, conflicts.merge_state, SessionState),
-                                       (self.project_state_path, conflicts.merge_manifest, ProjectState)):
+                                       (self.manifest_path, conflicts.merge_manifest, Manifest)):
                 text = _read_text(path)
                 if text is None or not conflicts.has_markers(text):
                     continue
@@ -608,7 +608,7 @@ class Workspace:
                 repair.lines += [f"{path.name}: {note}." for note in notes]
             context = _read_text(self.context_path)
             if merged_files or (context is not None and conflicts.has_markers(context)):
-                self.save_project_state(self.load_project_state())  # context.md is written from the manifest
+                self.save_manifest(self.load_manifest())  # context.md is written from the manifest
                 if context is not None and conflicts.has_markers(context):
                     repair.lines.append(f"Rewrote {self.CONTEXT} from {self.PROJECT_STATE} (it had git conflict "
                                         "markers).")

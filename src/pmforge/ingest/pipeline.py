@@ -22,7 +22,7 @@ from typing import Callable
 import numpy as np
 
 from pmforge.core.errors import ForgeError
-from pmforge.core.models import FileSummary, now_iso
+from pmforge.core.models import ManifestEntry, now_iso
 from pmforge.core.workspace import atomic_write_bytes, atomic_write_text, safe_filename
 from pmforge.index.client import StoreUnavailable
 from pmforge.index.collections import LeafRecord, ParentRecord
@@ -50,10 +50,10 @@ class IngestResult:
     filename: str
     ok: bool
     message: str
-    entry: FileSummary | None = None
+    entry: ManifestEntry | None = None
 
 
-# Pastes are saved as "pasted-turn-N.md" (turn/sandbox.py). The prefix is theirs alone: an upload with such a
+# Pastes are saved as "pasted-turn-N.md" (turn/paste.py). The prefix is theirs alone: an upload with such a
 # name is stored as "upload-pasted-turn-N.md", so a paste never overwrites a PM's file, nor a file a paste.
 PASTE_PREFIX = "pasted-turn-"
 RENAMED_PASTE_PREFIX = "upload-"
@@ -155,7 +155,7 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
     refusal = _refusal(filename, name, data)
     sha = hashlib.sha256(data).hexdigest()
     with project.operation(f"upload {name}"):
-        manifest = ws.load_project_state()
+        manifest = ws.load_manifest()
         previous = manifest.find(name)  # case-insensitive: "Plan.md" replaces "plan.md"
         if refusal:
             if previous is not None and not previous.indexed and _refusal(previous.filename, previous.filename, b""):
@@ -171,7 +171,7 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
             _remove_files(ws, previous.filename)
         upload = ws.uploads / (f".{name}.{os.urandom(6).hex()}.tmp" if replacing else name)
         atomic_write_bytes(upload, data)  # a new file is kept whatever happens next
-        entry = FileSummary(filename=name, file_id=file_id_for(name, sha), sha256=sha, uploaded_at=now_iso())
+        entry = ManifestEntry(filename=name, file_id=file_id_for(name, sha), sha256=sha, uploaded_at=now_iso())
         try:
             progress("Converting", 0, 1)
             converted = convert_upload(project, name, data)
@@ -217,7 +217,7 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
             entry.status = f"{INTERRUPTED} ({exc})"
             ws.converted_path(name).unlink(missing_ok=True)
             manifest.file_summaries = [f for f in manifest.file_summaries if f is not previous] + [entry]
-            ws.save_project_state(manifest)
+            ws.save_manifest(manifest)
             raise
         except ForgeError as exc:
             if replacing:
@@ -274,9 +274,9 @@ def _holds_private_key(data: bytes) -> bool:
     return b"-----BEGIN" in data and b"PRIVATE KEY-----" in data
 
 
-def _forget(project: Project, manifest, entry: FileSummary) -> None:
+def _forget(project: Project, manifest, entry: ManifestEntry) -> None:
     manifest.file_summaries = [f for f in manifest.file_summaries if f is not entry]
-    project.ws.save_project_state(manifest)
+    project.ws.save_manifest(manifest)
     _remove_files(project.ws, entry.filename)
 
 
@@ -285,7 +285,7 @@ def _remove_files(ws, filename: str) -> None:
     ws.converted_path(filename).unlink(missing_ok=True)
 
 
-def _put_upload(ws, staged: Path, name: str, previous: FileSummary | None) -> None:
+def _put_upload(ws, staged: Path, name: str, previous: ManifestEntry | None) -> None:
     """Move a staged upload into place (a no-op for one written in place), and drop the files of the
     version it replaces when that had a differently cased name (on a case-insensitive disk they are the
     same file, already replaced)."""
@@ -315,11 +315,11 @@ def chunk_sizes(settings) -> ChunkSizes:
     return ChunkSizes(settings.leaf_max_tokens, settings.parent_max_tokens, settings.merge_below_tokens)
 
 
-def _swap_entry(project: Project, manifest, previous: FileSummary | None, entry: FileSummary) -> None:
+def _swap_entry(project: Project, manifest, previous: ManifestEntry | None, entry: ManifestEntry) -> None:
     """Record the new entry, then drop the old file's chunks (new ones are already searchable)."""
     replaced = {entry.filename.casefold()} | ({previous.filename.casefold()} if previous else set())
     manifest.file_summaries = [f for f in manifest.file_summaries if f.filename.casefold() not in replaced] + [entry]
-    project.ws.save_project_state(manifest)
+    project.ws.save_manifest(manifest)
     if previous and previous.file_id != entry.file_id:
         project.store.delete_file(previous.file_id)
 
@@ -327,13 +327,13 @@ def _swap_entry(project: Project, manifest, previous: FileSummary | None, entry:
 def delete_file(project: Project, filename: str) -> str:
     ws = project.ws
     with project.operation(f"delete {filename}"):
-        manifest = ws.load_project_state()
+        manifest = ws.load_manifest()
         entry = manifest.find(filename)
         if entry is None:
             raise ForgeError(f"There is no file called '{filename}' in project '{ws.slug}'.")
         project.store.delete_file(entry.file_id)
         manifest.file_summaries = [f for f in manifest.file_summaries if f is not entry]
-        ws.save_project_state(manifest)
+        ws.save_manifest(manifest)
         (ws.uploads / entry.filename).unlink(missing_ok=True)
         ws.converted_path(entry.filename).unlink(missing_ok=True)
         twins = [f.filename for f in manifest.file_summaries if f.status == _twin_status(entry.filename)]
@@ -350,7 +350,7 @@ def _twin_status(filename: str) -> str:
     return f"not indexed: same content as {filename}"
 
 
-def reindex_file(project: Project, entry: FileSummary) -> None:
+def reindex_file(project: Project, entry: ManifestEntry) -> None:
     """Convert, chunk and index one listed file again from its upload (its old vectors must be gone)."""
     ws, settings = project.ws, project.settings
     upload = ws.uploads / entry.filename

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pmforge.core.models import ProjectState, RoutingDecision, SessionState
+from pmforge.core.models import Manifest, RoutingDecision, SessionState
 from pmforge.core.settings import Settings
 from pmforge.knowledge import Catalogue
 from pmforge.prompt import render
@@ -21,7 +21,7 @@ class RouteInputs:
     """What Phase A reads; also what the offline router decides from."""
 
     state: SessionState
-    project_state: ProjectState
+    manifest: Manifest
     message: str
     turn_number: int
     catalogue: Catalogue  # this project's probes and patterns (the built-ins and its own)

@@ -1,7 +1,7 @@
 """What a session has cost: every billed call, priced by model from the rates in settings.
 
 A turn records each call it made (`Turn.calls`): Phase A's routing, every round of Phase B's tool loop,
-the turn summary, and Voyage's query and document embeddings. An upload records its own (`FileSummary.calls`:
+the turn summary, and Voyage's query and document embeddings. An upload records its own (`ManifestEntry.calls`:
 the file summary and the document embeddings), since it belongs to no turn. Calls are recorded through
 `MeteredLLM` and `MeteredEmbedder`, which wrap the project's providers for one turn or one upload, so a
 call is counted whichever code path made it.
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Iterable, Iterator
 
-from pmforge.core.models import BilledCall, FileSummary, Turn, Usage
+from pmforge.core.models import BilledCall, ManifestEntry, Turn, Usage
 from pmforge.core.settings import ModelPrice, Settings
 from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ResponseStream
 
@@ -186,7 +186,7 @@ class SessionCost:
         return _merged(self.turns, self.uploads)
 
 
-def session_cost(turns: list[Turn], settings: Settings, files: Iterable[FileSummary] = ()) -> SessionCost:
+def session_cost(turns: list[Turn], settings: Settings, files: Iterable[ManifestEntry] = ()) -> SessionCost:
     per_turn = [turn_cost(t, settings) for t in turns]
     every_turn = calls_cost((c for t in turns for c in turn_calls(t, settings)), settings)
     uploads = calls_cost((c for f in files for c in f.calls), settings)
@@ -222,7 +222,7 @@ def by_model_line(cost: Cost) -> str:
     return " · ".join(parts)
 
 
-def meter_lines(turns: list[Turn], settings: Settings, files: Iterable[FileSummary] = ()) -> list[str]:
+def meter_lines(turns: list[Turn], settings: Settings, files: Iterable[ManifestEntry] = ()) -> list[str]:
     """The session meter's words: the last turn's and the session's dollars by model, what caching saved,
     uploads apart, and the session's tokens by kind."""
     cost = session_cost(turns, settings, files)

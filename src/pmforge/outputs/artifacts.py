@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable, Literal
 
-from pmforge.core.models import ProjectState, SessionState
+from pmforge.core.models import Manifest, SessionState
 from pmforge.core.workspace import Workspace, atomic_write_bytes
 from pmforge.knowledge import Catalogue
 from pmforge.outputs.briefs import problem_brief_markdown, solution_evaluation_markdown, stamp
@@ -89,7 +89,7 @@ class PreparedArtifact:
 def prepare(
     ws: Workspace,
     state: SessionState,
-    project_state: ProjectState,
+    manifest: Manifest,
     kind: ArtifactKind,
     catalogue: Catalogue,
     now: datetime | None = None,
@@ -104,7 +104,7 @@ def prepare(
         # The BOM lets Excel read the CSV as UTF-8; without it accented and CJK claims turn to mojibake.
         files = {"json": register_json(state).encode("utf-8"), "csv": register_csv(state).encode("utf-8-sig")}
     else:
-        markdown, missing = _RENDERERS[kind](state, project_state, catalogue, now=now)
+        markdown, missing = _RENDERERS[kind](state, manifest, catalogue, now=now)
         files = {"md": markdown.encode("utf-8"), "docx": markdown_to_docx(markdown)}
     return PreparedArtifact(kind=kind, now=now, stem=_free_stem(ws.artifacts, kind, now, taken), files=files,
                             missing=missing)
@@ -139,14 +139,14 @@ def write_all(ws: Workspace, artifacts: list[PreparedArtifact]) -> list[Artifact
 def generate(
     ws: Workspace,
     state: SessionState,
-    project_state: ProjectState,
+    manifest: Manifest,
     kind: ArtifactKind,
     catalogue: Catalogue,
     now: datetime | None = None,
 ) -> ArtifactResult:
     """Render one artifact and write its files at once (the CLI and the sidebar; a turn's tool call
     prepares instead, and the turn writes on commit)."""
-    return write(ws, prepare(ws, state, project_state, kind, catalogue, now))
+    return write(ws, prepare(ws, state, manifest, kind, catalogue, now))
 
 
 def latest(ws: Workspace, kind: ArtifactKind) -> dict[str, Path]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from pmforge.core.models import Assumption, Mode, ProjectState, RiskAssessment, SessionState
+from pmforge.core.models import Assumption, Manifest, Mode, RiskAssessment, SessionState
 from pmforge.knowledge import Catalogue
 
 TBC = "To be confirmed"
@@ -193,7 +193,7 @@ def _coverage_section(state: SessionState, mode: Mode, catalogue: Catalogue) -> 
 # ---------------------------------------------------------------- Problem Brief (Mode 1)
 
 def problem_brief_markdown(
-    state: SessionState, project_state: ProjectState, catalogue: Catalogue, now: datetime | None = None
+    state: SessionState, manifest: Manifest, catalogue: Catalogue, now: datetime | None = None
 ) -> tuple[str, list[str]]:
     """The Mode 1 brief as Markdown, and the required fields that are still empty."""
     now = stamp(now)
@@ -242,8 +242,8 @@ def problem_brief_markdown(
 
     body += _assumptions_section(state)
     body += _coverage_section(state, "mode_1", catalogue)
-    if project_state.org_context.strip():
-        body += ["## Organisation context", *_prose(project_state.org_context)]
+    if manifest.org_context.strip():
+        body += ["## Organisation context", *_prose(manifest.org_context)]
 
     head = [_title("Problem Brief", state), _generated_line(now), *_open_items(missing)]
     return "\n\n".join(head + body) + "\n", missing
@@ -276,7 +276,7 @@ def _evidence(label: str, risk: RiskAssessment) -> list[str]:
 
 
 def solution_evaluation_markdown(
-    state: SessionState, project_state: ProjectState, catalogue: Catalogue, now: datetime | None = None
+    state: SessionState, manifest: Manifest, catalogue: Catalogue, now: datetime | None = None
 ) -> tuple[str, list[str]]:
     """The Mode 2 brief as Markdown, and the required fields that are still empty."""
     now = stamp(now)
@@ -351,8 +351,8 @@ def solution_evaluation_markdown(
 
     body += _assumptions_section(state)
     body += _coverage_section(state, "mode_2", catalogue)
-    if project_state.org_context.strip():
-        body += ["## Organisation context", *_prose(project_state.org_context)]
+    if manifest.org_context.strip():
+        body += ["## Organisation context", *_prose(manifest.org_context)]
 
     head = [_title("Solution Evaluation Brief", state), _generated_line(now), *_open_items(missing)]
     return "\n\n".join(head + body) + "\n", missing

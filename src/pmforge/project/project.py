@@ -16,7 +16,7 @@ from typing import Callable, Iterator
 
 from pmforge.core import transcript
 from pmforge.core.errors import ForgeError
-from pmforge.core.models import ProjectState, SessionState
+from pmforge.core.models import Manifest, SessionState
 from pmforge.core.settings import Settings
 from pmforge.core.words import counted
 from pmforge.core.workspace import Workspace
@@ -131,9 +131,9 @@ class Project:
     @contextmanager
     def operation(self, label: str) -> Iterator[None]:
         """A change spanning files and the store: finish whatever a crash interrupted first, then hold the
-        project's lock and operation marker (see Workspace.operation)."""
+        project's lock and operation marker (see Workspace.marked_operation)."""
         self.recover()
-        with self.ws.operation(label):
+        with self.ws.marked_operation(label):
             yield
 
     def recover(self) -> str | None:
@@ -153,8 +153,8 @@ class Project:
     def state(self) -> SessionState:
         return self.ws.load_state()
 
-    def project_state(self) -> ProjectState:
-        return self.ws.load_project_state()
+    def manifest(self) -> Manifest:
+        return self.ws.load_manifest()
 
     def catalogue(self) -> Catalogue:
         """The built-in probes and patterns plus this project's own (`patterns/*.md`, read again when they change)."""
@@ -164,10 +164,10 @@ class Project:
         """The exact text a citation points to, or None when that version of the file is gone."""
         return self.passage_reader()(source)
 
-    def passage_reader(self, manifest: ProjectState | None = None) -> Callable[[object], str | None]:
+    def passage_reader(self, manifest: Manifest | None = None) -> Callable[[object], str | None]:
         """`passage` for the many citations of one page: the manifest (unless given) and each converted file
         read once."""
-        manifest = manifest or self.project_state()
+        manifest = manifest or self.manifest()
         texts: dict[str, str | None] = {}
 
         def passage(source) -> str | None:
@@ -189,7 +189,7 @@ class Project:
         mismatch = store.mismatched()
         if mismatch:
             return Upkeep(mismatch=mismatch, signature=store.signature)
-        listed = [f for f in self.project_state().file_summaries if f.indexed]
+        listed = [f for f in self.manifest().file_summaries if f.indexed]
         stored = store.file_ids()
         claimed = store.claimed_here()
         remembered = store.turn_ids()

@@ -10,7 +10,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from pmforge.core.errors import ForgeError
-from pmforge.core.models import FileSummary
+from pmforge.core.models import ManifestEntry
 from pmforge.core.workspace import notify
 from pmforge.index.client import StoreUnavailable
 from pmforge.index.collections import PARENTS
@@ -47,7 +47,7 @@ def recover(project: Project) -> str | None:
                 return None
             label = str(marker.get("operation", "unknown"))
             log.warning("recovering project %s after an interrupted operation (%s)", ws.slug, label)
-            with ws.operation(label, **_marker_details(marker)):  # dying here leaves the same marker behind
+            with ws.marked_operation(label, **_marker_details(marker)):  # dying here leaves the same marker behind
                 marked = _quick_recovery(project, marker)
             if marked:
                 notify(f"An earlier operation on '{ws.slug}' did not finish ({label}); "
@@ -87,7 +87,7 @@ def _quick_recovery(project: Project, marker: dict) -> list[str]:
         _finish_delete(project, name)
     if marker.get("operation") == UNDO_LABEL:  # a reply taken back half-way: finish taking it back
         finish_interrupted_undo(project)
-    manifest = ws.load_project_state()
+    manifest = ws.load_manifest()
     marked: list[str] = []
     on_disk = sorted(p.name for p in ws.uploads.iterdir() if p.is_file() and not p.name.startswith(".")) \
         if ws.uploads.is_dir() else []
@@ -100,12 +100,12 @@ def _quick_recovery(project: Project, marker: dict) -> list[str]:
         sha = hashlib.sha256((ws.uploads / filename).read_bytes()).hexdigest()
         if entry is not None and entry.sha256 == sha:
             continue
-        fresh = FileSummary(filename=filename, file_id=file_id_for(filename, sha), sha256=sha,
+        fresh = ManifestEntry(filename=filename, file_id=file_id_for(filename, sha), sha256=sha,
                             status=INTERRUPTED_RETRY)
         manifest.file_summaries = [f for f in manifest.file_summaries if f is not entry] + [fresh]
         marked.append(filename)
     if marked:
-        ws.save_project_state(manifest)
+        ws.save_manifest(manifest)
     indexed = {f.file_id for f in manifest.file_summaries if f.indexed}
     for filename in marked:
         ws.converted_path(filename).unlink(missing_ok=True)
@@ -117,7 +117,7 @@ def _quick_recovery(project: Project, marker: dict) -> list[str]:
 def _finish_delete(project: Project, filename: str) -> None:
     """A delete is quick to finish (nothing to embed); copies held back as its twins wait for a retry."""
     ws = project.ws
-    manifest = ws.load_project_state()
+    manifest = ws.load_manifest()
     entry = manifest.find(filename)
     if entry is not None:
         project.store.delete_file(entry.file_id)
@@ -127,7 +127,7 @@ def _finish_delete(project: Project, filename: str) -> None:
     for f in manifest.file_summaries:
         if f.status == twin_status:
             f.status = INTERRUPTED_RETRY
-    ws.save_project_state(manifest)
+    ws.save_manifest(manifest)
     (ws.uploads / filename).unlink(missing_ok=True)
     ws.converted_path(filename).unlink(missing_ok=True)
 

@@ -107,7 +107,7 @@ def turn_to_undo(project: Project) -> Turn:
     """The turn `undo_last_turn` would take back now; one sentence (ForgeError) when none can be."""
     project.recover()
     ws = project.ws
-    return _undoable(read_undo_point(ws), ws.load_state(), ws.load_project_state().org_context)
+    return _undoable(read_undo_point(ws), ws.load_state(), ws.load_manifest().org_context)
 
 
 def undo_last_turn(project: Project, turn_id: str | None = None) -> Turn:
@@ -126,8 +126,8 @@ def undo_last_turn(project: Project, turn_id: str | None = None) -> Turn:
             point = read_undo_point(ws)
             if point is not None and turn_id is not None and point.turn_id != turn_id:
                 raise ForgeError(NOT_THE_ONE)
-            turn = _undoable(point, ws.load_state(), ws.load_project_state().org_context)
-            with ws.operation(UNDO_LABEL):
+            turn = _undoable(point, ws.load_state(), ws.load_manifest().org_context)
+            with ws.marked_operation(UNDO_LABEL):
                 transcript.append(ws.transcript_path, transcript.retract_line(turn.id))  # the commit point
                 _finish(project, point)
     log.info("took back turn %d (%s) of %s", turn.number, turn.id, ws.slug)
@@ -156,10 +156,10 @@ def _finish(project: Project, point: UndoPoint) -> None:
         restored.turns = state.turns
         ws.save_state(restored)
     if point.changed_org:
-        manifest = ws.load_project_state()
+        manifest = ws.load_manifest()
         if manifest.org_context == point.org_after:
             manifest.org_context = point.org_before
-            ws.save_project_state(manifest)
+            ws.save_manifest(manifest)
     for name in point.artifacts:
         if name and Path(name).name == name:  # a file name, never a path out of artifacts/
             (ws.artifacts / name).unlink(missing_ok=True)

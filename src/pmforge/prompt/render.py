@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from pmforge.core.models import Assumption, ProjectState, SessionState, Turn
+from pmforge.core.models import Assumption, Manifest, SessionState, Turn
 from pmforge.core.tokens import count_tokens, truncate_to_tokens
 from pmforge.knowledge import Catalogue
 
@@ -127,12 +127,12 @@ _IMPACT_RANK = {"high": 0, "medium": 1, "low": 2}
 _STATUS_RANK = {"at_risk": 0, "active": 1, "invalidated": 2, "confirmed": 3}
 
 
-def context_block(project_state: ProjectState, budget: int) -> str:
+def context_block(manifest: Manifest, budget: int) -> str:
     """Org context and file summaries (seed 004's `format_context_block`)."""
     parts = []
-    if project_state.org_context.strip():
-        parts.append("## Organisation context\n" + inert(project_state.org_context.strip()))
-    files = [f for f in project_state.file_summaries if f.indexed]
+    if manifest.org_context.strip():
+        parts.append("## Organisation context\n" + inert(manifest.org_context.strip()))
+    files = [f for f in manifest.file_summaries if f.indexed]
     if files:
         # Summaries are derived from the files (extractive offline), so they are data like the files.
         lines = [f"- **{inert(f.filename)}**: {inert(f.summary)}" for f in files]
@@ -142,7 +142,7 @@ def context_block(project_state: ProjectState, budget: int) -> str:
         return clip(text, budget)
     # Compact: file names only (still data: a file's name is the uploader's text), then cut.
     names = ", ".join(one_line(f.filename) for f in files)
-    org = truncate_to_tokens(inert(project_state.org_context.strip()), budget // 2) if project_state.org_context else ""
+    org = truncate_to_tokens(inert(manifest.org_context.strip()), budget // 2) if manifest.org_context else ""
     compact = (f"## Organisation context\n{org}\n\n" if org else "") + (
         f'## Available documents ({len(files)})\n<document kind="file names">\n{names}\n</document>')
     return clip(compact, budget)

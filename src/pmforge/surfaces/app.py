@@ -167,7 +167,7 @@ def show_notices() -> None:
 def files_panel(project: Project) -> None:
     st.subheader("Project Files")
     show_notices()
-    manifest = project.project_state()
+    manifest = project.manifest()
     if not manifest.file_summaries:
         st.caption("No files yet. Upload the DOCX or Markdown behind your product question.")
     for f in manifest.file_summaries:
@@ -319,9 +319,9 @@ def ensure_indexed(project: Project) -> None:
         return
     upkeep = project.upkeep()
     if upkeep.reason:  # the app's own plain words; `forge reindex` keeps its detailed ones
-        with st.status(welcome.preparing_label(upkeep, project.project_state()), expanded=True) as status:
+        with st.status(welcome.preparing_label(upkeep, project.manifest()), expanded=True) as status:
             reindex(project, progress_bar(st.progress(0.0)))
-            status.update(label=welcome.ready_label(project.project_state(), len(upkeep.unremembered)),
+            status.update(label=welcome.ready_label(project.manifest(), len(upkeep.unremembered)),
                           state="complete", expanded=False)
     checked.add(project.ws.slug)
 
@@ -371,7 +371,7 @@ def first_run(project: Project, state) -> None:
         return
     if example_of(project.ws.root) is None:
         welcome.intro()
-    if not project.project_state().file_summaries:
+    if not project.manifest().file_summaries:
         welcome.upload_hint()
     welcome.starter_prompts(_pick_starter)
 
@@ -599,7 +599,7 @@ def chat(project: Project) -> None:
     # asked again stays in place until its new version is saved).
     active = jobs.active()
     first_run(project, state)
-    manifest = project.project_state()
+    manifest = project.manifest()
     online = project.services.llm.online
     if online or ss.get(DEVELOPER_DETAILS):  # offline nothing is billed: the meter is a developer's view
         panels.session_meter(state, project.settings, online, manifest.file_summaries)
@@ -673,7 +673,7 @@ def main() -> None:
             shown = ""
             try:
                 state = project.state()
-                project.project_state()  # a git conflict in either file stops here, in one sentence
+                project.manifest()  # a git conflict in either file stops here, in one sentence
             except UnresolvedConflict as exc:
                 st.error(str(exc))
                 return
@@ -687,7 +687,7 @@ def main() -> None:
             catalogue = project.catalogue()
             panels.session_badge(state, catalogue)
             files_panel(project)  # an upload reruns the script, so what is read below is never stale
-            manifest = project.project_state()
+            manifest = project.manifest()
             panels.org_context_panel(manifest)
             panels.register_panel(state)
             panels.skeleton_panel(state, manifest, catalogue)

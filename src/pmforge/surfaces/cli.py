@@ -198,7 +198,7 @@ def cmd_files(args) -> int:
 
     project = Project.open(_services(), args.project)  # quick: an interrupted upload is listed, not redone
     _show_notices()
-    for f in project.project_state().file_summaries:
+    for f in project.manifest().file_summaries:
         print(f"{f.filename}\t{f.uploaded_at}\t{f.chunk_count} passages\t{f.status}\t{f.summary}")
     return 0
 
@@ -209,7 +209,7 @@ def cmd_delete(args) -> int:
     from pmforge.ingest.pipeline import delete_file
 
     ws = Workspace.open(get_settings().projects_root(), args.project)
-    if ws.load_project_state().find(args.filename) is None:  # a typo is no interrupted operation
+    if ws.load_manifest().find(args.filename) is None:  # a typo is no interrupted operation
         raise ForgeError(f"There is no file called '{args.filename}' in project '{ws.slug}' (`forge files "
                          f"{ws.slug}` lists them).")
     print(delete_file(_open(_services(), args.project), args.filename))
@@ -228,7 +228,7 @@ def cmd_reindex(args) -> int:
 
 
 def _force_plan(project) -> str:
-    files = sum(1 for f in project.project_state().file_summaries if f.indexed)
+    files = sum(1 for f in project.manifest().file_summaries if f.indexed)
     turns = project.ws.load_state().turn_count
     where = (f"{project.store.location}, every clone's files and turns included" if project.store.shared
              else project.store.location)
@@ -468,7 +468,7 @@ def cmd_brief(args) -> int:
         print(json.dumps(scored_record(state), indent=2, ensure_ascii=False))
         return 0
     with project.ws.locked():  # as the sidebar does: no other process writes the folder meanwhile
-        result = artifacts.generate(project.ws, state, project.project_state(), kind, project.catalogue())
+        result = artifacts.generate(project.ws, state, project.manifest(), kind, project.catalogue())
     print(next(p for p in result.paths if p.suffix == f".{args.format}"))
     if result.missing:
         print(f"Still to be confirmed: {', '.join(result.missing)}.", file=sys.stderr)
@@ -483,7 +483,7 @@ def cmd_export(args) -> int:
 
     ws = Workspace.open(get_settings().projects_root(), args.project)
     state = ws.load_state()
-    title = ws.load_project_state().display_name or state.project_name or ws.slug
+    title = ws.load_manifest().display_name or state.project_name or ws.slug
     data = transcript_bytes(state, title, args.format)
     if args.out == "-":
         sys.stdout.buffer.write(data)

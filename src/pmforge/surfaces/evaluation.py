@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Iterator
 
 from pmforge.core.errors import ForgeError
-from pmforge.core.models import ProjectState, RetrievedSection, RetrievedTurn, SessionState, Turn
+from pmforge.core.models import Manifest, RetrievedSection, RetrievedTurn, SessionState, Turn
 from pmforge.core.settings import Settings
 from pmforge.core.tokens import count_tokens
 from pmforge.core.workspace import safe_filename
@@ -67,11 +67,11 @@ def _scratch_project(settings: Settings, name: str) -> Iterator[Project]:
         yield Project.create(Services.from_settings(scratch), name)
 
 
-def turn_query(question: str, project_state: ProjectState, turn_number: int, settings: Settings) -> tuple[str, bool]:
+def turn_query(question: str, manifest: Manifest, turn_number: int, settings: Settings) -> tuple[str, bool]:
     """The query a turn would search with for this message, and whether the router would search at all (the
     evaluations' scratch projects add no patterns: the built-in catalogue is theirs)."""
     catalogue = builtin_catalogue()
-    decision = rule_route(RouteInputs(SessionState(), project_state, question, turn_number, catalogue), settings)
+    decision = rule_route(RouteInputs(SessionState(), manifest, question, turn_number, catalogue), settings)
     return document_query(question, decision, catalogue), decision.requires_retrieval
 
 
@@ -116,7 +116,7 @@ def eval_docs(
             if not result.ok:
                 raise ForgeError(f"Could not index {path.name}: {result.message}")
         embedder = project.services.embedder
-        project_state = project.project_state()
+        manifest = project.manifest()
         for row in rows:
             gold: dict[str, list[tuple[int, int]]] = {}
             for ref in row["references"]:
@@ -124,7 +124,7 @@ def eval_docs(
             gold = {f: _merge(r) for f, r in gold.items()}
             sections: list[RetrievedSection] = []
             if as_turn:
-                text, searches = turn_query(row["question"], project_state, 1, settings)
+                text, searches = turn_query(row["question"], manifest, 1, settings)
                 if searches:
                     found = find_sections(project.store, Query(text, embedder), budget, retriever, settings)
                     sections = fitted_documents(found, budget)
@@ -195,11 +195,11 @@ def eval_memory(
             asked = asked_before(plain, i)
             turn.summary = summarize_turn(services.llm, turn.user, turn.assistant, settings, asked)
             remember(project.store, services.embedder, turn, asked)
-        project_state = project.project_state()
+        manifest = project.manifest()
         for row in questions_rows:
             evidence = set(row["evidence"])
             if as_turn:
-                text, searches = turn_query(row["question"], project_state, len(plain) + 1, settings)
+                text, searches = turn_query(row["question"], manifest, len(plain) + 1, settings)
                 shown = ""
                 if searches:
                     found = find_turns(project.store, Query(text, services.embedder),

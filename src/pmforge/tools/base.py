@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Callable, get_type_hints
 
 from pydantic import BaseModel
 
-from pmforge.core.models import ProjectState, RoutingDecision, SessionState
+from pmforge.core.models import Manifest, RoutingDecision, SessionState
 from pmforge.core.workspace import Workspace
 from pmforge.knowledge import Catalogue
 from pmforge.llm.base import ToolSpec, model_schema
@@ -26,7 +26,7 @@ class ToolContext:
     """
 
     state: SessionState
-    project_state: ProjectState
+    manifest: Manifest
     turn_number: int
     catalogue: Catalogue  # this project's probes and patterns: the only ones its tools accept
     active_probe: str | None = None

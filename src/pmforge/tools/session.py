@@ -70,10 +70,10 @@ class UpdateOrgContext(BaseModel):
 @TOOLS.add
 def update_org_context(args: UpdateOrgContext, ctx: ToolContext) -> str:
     new = args.org_context.strip()
-    refusal = guard.org_context_refusal(ctx.project_state.org_context, new, ctx.pm_words)
+    refusal = guard.org_context_refusal(ctx.manifest.org_context, new, ctx.pm_words)
     if refusal:
         raise ToolError(refusal)
-    ctx.project_state.org_context = new
+    ctx.manifest.org_context = new
     return "Organisation context replaced."
 
 
@@ -93,7 +93,7 @@ def complete_mode(args: CompleteMode, ctx: ToolContext) -> str:
             raise ToolError(refusal)
 
     render = problem_brief_markdown if args.mode == "mode_1" else solution_evaluation_markdown
-    _, missing = render(ctx.state, ctx.project_state, ctx.catalogue)
+    _, missing = render(ctx.state, ctx.manifest, ctx.catalogue)
     if args.mode not in ctx.state.routing.completed_modes:
         ctx.state.routing.completed_modes.append(args.mode)
     note = f" Still to be confirmed: {', '.join(missing)}." if missing else ""
@@ -112,7 +112,7 @@ def generate_artifact(args: GenerateArtifact, ctx: ToolContext) -> str:
         raise ToolError("Artifacts can only be written inside a project.")
     # Rendered now, from the state as it stands at this call; written only when the turn commits.
     taken = {a.stem for a in ctx.pending_artifacts}
-    artifact = prepare(ctx.workspace, ctx.state, ctx.project_state, args.kind, ctx.catalogue, taken=taken)
+    artifact = prepare(ctx.workspace, ctx.state, ctx.manifest, args.kind, ctx.catalogue, taken=taken)
     ctx.pending_artifacts.append(artifact)
     missing = f" Marked 'to be confirmed': {', '.join(artifact.missing)} — ask the PM for them." if artifact.missing else ""
     return f"Saving {', '.join(artifact.names)} with this turn.{missing}"

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from pmforge.core.models import ProjectState, RetrievedSection, RetrievedTurn, RoutingDecision, SessionState, Turn
+from pmforge.core.models import Manifest, RetrievedSection, RetrievedTurn, RoutingDecision, SessionState, Turn
 from pmforge.core.settings import Settings
 from pmforge.core.tokens import count_tokens, truncate_to_tokens
 from pmforge.embed import Embedder
@@ -47,14 +47,14 @@ class AssembledContext(BaseModel):
 SHORT_QUERY_TERMS = 4  # a message with fewer content words than this is searched with the probe's topic too
 
 
-def searchable_files(project_state: ProjectState, decision: RoutingDecision, shared: bool) -> list[str] | None:
+def searchable_files(manifest: Manifest, decision: RoutingDecision, shared: bool) -> list[str] | None:
     """The file ids a turn may search (None: all the store holds). The files the router named, if any; on
     a shared server, otherwise this clone's listed files only: a teammate's upload is not this clone's
     source until it is merged into the manifest."""
-    named = [f.file_id for f in project_state.file_summaries if f.filename in decision.document_filter]
+    named = [f.file_id for f in manifest.file_summaries if f.filename in decision.document_filter]
     if named or not shared:
         return named or None
-    return [f.file_id for f in project_state.file_summaries if f.indexed]
+    return [f.file_id for f in manifest.file_summaries if f.indexed]
 
 
 def document_query(message: str, decision: RoutingDecision, catalogue: Catalogue) -> str:
@@ -157,7 +157,7 @@ def format_turns(turns: list[RetrievedTurn], budget: int, catalogue: Catalogue, 
 def assemble(
     decision: RoutingDecision,
     state: SessionState,
-    project_state: ProjectState,
+    manifest: Manifest,
     message: str,
     turn_number: int,
     store: ProjectStore,
@@ -170,16 +170,16 @@ def assemble(
         user_message=message,
         decision=decision,
         catalogue=catalogue,
-        has_documents=any(f.indexed for f in project_state.file_summaries),
+        has_documents=any(f.indexed for f in manifest.file_summaries),
         previous_probe=state.active_probe,
         problem_statement=state.problem_brief.problem_statement,
         stakeholders=[s.name for s in state.problem_brief.stakeholders],
-        org_context=project_state.org_context,
+        org_context=manifest.org_context,
         assumption_ids=[x.id for x in state.assumptions if not x.retired],
         state=state,
     )
     s = ctx.sections
-    s["context_block"] = render.context_block(project_state, settings.budget_context_block)
+    s["context_block"] = render.context_block(manifest, settings.budget_context_block)
     s["assumptions"] = render.assumption_register(state.assumptions, settings.budget_assumptions)
     s["skeleton"] = render.skeleton(state, settings.budget_skeleton)
     s["routing_context"] = render.routing_context(state, settings.budget_routing_context, catalogue)
@@ -191,7 +191,7 @@ def assemble(
 
     if decision.requires_retrieval:
         query = Query(document_query(message, decision, catalogue), embedder)
-        file_ids = searchable_files(project_state, decision, store.shared)
+        file_ids = searchable_files(manifest, decision, store.shared)
         ctx.documents = [] if file_ids == [] else find_sections(
             store, query, settings.budget_documents, settings.document_retriever, settings, file_ids
         )

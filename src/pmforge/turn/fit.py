@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pmforge.core.models import ProjectState, SessionState
+from pmforge.core.models import Manifest, SessionState
 from pmforge.core.settings import Settings
 from pmforge.core.tokens import count_tokens, truncate_to_tokens
 from pmforge.llm.base import ChatRequest
@@ -46,11 +46,11 @@ def _budget(name: str, settings: Settings) -> int:
     return getattr(settings, f"budget_{name}")
 
 
-def _render(name: str, budget: int, ctx: AssembledContext, state: SessionState, project_state: ProjectState) -> str:
+def _render(name: str, budget: int, ctx: AssembledContext, state: SessionState, manifest: Manifest) -> str:
     if budget <= 0:
         return ""
     if name == "context_block":
-        return render.context_block(project_state, budget)
+        return render.context_block(manifest, budget)
     if name == "assumptions":
         return render.assumption_register(state.assumptions, budget)
     if name == "skeleton":
@@ -67,9 +67,9 @@ def _best(items: list, k: int) -> list:
 
 
 class _Fitter:
-    def __init__(self, ctx: AssembledContext, state: SessionState, project_state: ProjectState, settings: Settings,
+    def __init__(self, ctx: AssembledContext, state: SessionState, manifest: Manifest, settings: Settings,
                  target: int, report: FitReport):
-        self.ctx, self.state, self.project_state, self.settings = ctx, state, project_state, settings
+        self.ctx, self.state, self.manifest, self.settings = ctx, state, manifest, settings
         self.target, self.report = target, report
         self.size = self.measure()
 
@@ -158,7 +158,7 @@ class _Fitter:
                 budget = int(_budget(name, self.settings) * share)
                 if self.ctx.tokens.get(name, 0) <= budget:
                     continue
-                self.set_section(name, _render(name, budget, self.ctx, self.state, self.project_state))
+                self.set_section(name, _render(name, budget, self.ctx, self.state, self.manifest))
                 self.report.steps.append(f"{name} compact" if share else f"{name} left out")
 
     def drop_last_exchange(self) -> None:
@@ -168,11 +168,11 @@ class _Fitter:
             self.report.steps.append("recent_turns left out")
 
 
-def fit_context(ctx: AssembledContext, state: SessionState, project_state: ProjectState, settings: Settings,
+def fit_context(ctx: AssembledContext, state: SessionState, manifest: Manifest, settings: Settings,
                 target: int) -> FitReport:
     """Trim `ctx` in place until the reply request is at most `target` tokens (or nothing is left to trim)."""
     report = FitReport(target=target)
-    fitter = _Fitter(ctx, state, project_state, settings, target, report)
+    fitter = _Fitter(ctx, state, manifest, settings, target, report)
     report.before = fitter.size
     if fitter.excess > 0:
         fitter.retrieved("documents", settings.fit_document_min_tokens)
@@ -191,7 +191,7 @@ def first_round_target(settings: Settings) -> int:
     return settings.phase_b_budget - settings.phase_b_round_reserve
 
 
-def refit_request(ctx: AssembledContext, state: SessionState, project_state: ProjectState, settings: Settings,
+def refit_request(ctx: AssembledContext, state: SessionState, manifest: Manifest, settings: Settings,
                   target: int) -> ChatRequest:
     """A later tool-loop round: the reply request rebuilt from a further-trimmed copy of `ctx`. The copy
     keeps the turn record showing what round 1 sent; the static prefix comes out byte-identical."""
@@ -199,5 +199,5 @@ def refit_request(ctx: AssembledContext, state: SessionState, project_state: Pro
         "sections": dict(ctx.sections), "tokens": dict(ctx.tokens), "documents": list(ctx.documents),
         "conversations": list(ctx.conversations), "recent": list(ctx.recent),
     })
-    fit_context(copy, state, project_state, settings, target)
+    fit_context(copy, state, manifest, settings, target)
     return build_reply_request(copy, state, settings)

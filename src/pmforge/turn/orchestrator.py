@@ -33,9 +33,9 @@ from pmforge.turn.acknowledge import acknowledgement, with_acknowledgement
 from pmforge.turn.assemble import AssembledContext, assemble
 from pmforge.turn.execute import Execution, build_reply_request, prefix_tokens
 from pmforge.turn.fit import first_round_target, fit_context, refit_request
+from pmforge.turn.paste import set_aside_paste
 from pmforge.turn.remember import asked_before, catch_up, remember, summarize_turn
 from pmforge.turn.route import route
-from pmforge.turn.sandbox import sandbox
 
 log = logging.getLogger(__name__)
 
@@ -48,34 +48,34 @@ class PendingTurn:
         self.seen = project.ws.state_signature()  # before loading: see state_signature
         self.state = project.state()
         if any(not t.indexed for t in self.state.turns):
-            with project.ws.operation("remember earlier turns"):
+            with project.ws.marked_operation("remember earlier turns"):
                 self.state = project.state()  # under the lock: another window may have remembered them
                 # Marks each turn in the transcript (a patch line) as it is remembered: no state.json save.
                 catch_up(project.store, project.services.embedder, project.services.llm, self.state, settings,
                          ws=project.ws)
                 self.seen = project.ws.state_signature()
         self.number = self.state.turn_count + 1
-        self.message, self.pasted = sandbox(project, message, self.number)
+        self.message, self.pasted = set_aside_paste(project, message, self.number)
         message = self.message
-        self.project_state = project.project_state()
+        self.manifest = project.manifest()
         # This project's probes and patterns, passed to every stage: another project's never join them.
         self.catalogue = project.catalogue()
         # Every call of this turn (routing, each tool-loop round, the summary, embeddings) is recorded here.
         self.ledger = Ledger()
         self.llm = MeteredLLM(project.services.llm, self.ledger)
         self.embedder = MeteredEmbedder(project.services.embedder, self.ledger)
-        inputs = RouteInputs(self.state, self.project_state, message, self.number, self.catalogue)
+        inputs = RouteInputs(self.state, self.manifest, message, self.number, self.catalogue)
         self.decision, self.route_request, self.route_note = route(self.llm, inputs, settings)
         self.context: AssembledContext = assemble(
-            self.decision, self.state, self.project_state, message, self.number,
+            self.decision, self.state, self.manifest, message, self.number,
             project.store, self.embedder, settings, self.catalogue,
         )
         # Round 1 leaves room for what a tool round appends; later rounds are re-fitted inside Execution.
-        self.fit = fit_context(self.context, self.state, self.project_state, settings, first_round_target(settings))
+        self.fit = fit_context(self.context, self.state, self.manifest, settings, first_round_target(settings))
         self.reply_request = build_reply_request(self.context, self.state, settings)
         self.tool_ctx = ToolContext(
             state=working_copy(self.state),
-            project_state=self.project_state.model_copy(deep=True),
+            manifest=self.manifest.model_copy(deep=True),
             turn_number=self.number,
             catalogue=self.catalogue,
             active_probe=self.decision.next_probe,
@@ -86,7 +86,7 @@ class PendingTurn:
         self.execution = Execution(
             self.llm, self.reply_request, self.tool_ctx, settings.tool_loop_max_rounds,
             budget=settings.phase_b_budget,
-            refit=lambda ctx, target: refit_request(ctx, self.state, self.project_state, settings, target),
+            refit=lambda ctx, target: refit_request(ctx, self.state, self.manifest, settings, target),
         )
         self._streamed = False
         self.acknowledgement = ""  # what the turn's tools recorded, streamed after the reply
@@ -96,7 +96,7 @@ class PendingTurn:
         yield from self.execution
         # Output, not prompt: worded from the calls and the state they left, after the model has finished.
         self.acknowledgement = acknowledgement(self.execution.result.tool_calls, self.state, self.tool_ctx.state,
-                                               self.project_state.org_context)
+                                               self.manifest.org_context)
         if self.acknowledgement:
             yield ("\n\n" if self.execution.result.reply else "") + self.acknowledgement
 
@@ -127,12 +127,12 @@ class PendingTurn:
         if session_fields(current) == session_fields(self.state):
             return state  # only memory flags of earlier turns moved (patch lines): nothing to merge
         ctx = ToolContext(
-            state=working_copy(current), project_state=ws.load_project_state(), turn_number=self.number,
+            state=working_copy(current), manifest=ws.load_manifest(), turn_number=self.number,
             catalogue=self.catalogue, active_probe=self.decision.next_probe, workspace=ws,
             decision=self.decision.model_copy(deep=True),
             pm_words=self.tool_ctx.pm_words,
         )
-        org_before = ctx.project_state.org_context
+        org_before = ctx.manifest.org_context
         for call in self.execution.result.tool_calls:
             if call.ok:
                 ok, text = run_tool(call.name, call.input, ctx)
@@ -195,13 +195,13 @@ class PendingTurn:
         ws = self.project.ws
         with self.project.operation(f"turn {self.number}"):
             state = self._merged_with_saved(state, turn)  # another window's save is kept, never overwritten
-            new_org = self.tool_ctx.project_state.org_context
+            new_org = self.tool_ctx.manifest.org_context
             org_before = None  # what the turn replaced, for its undo point
-            if new_org != self.project_state.org_context:
+            if new_org != self.manifest.org_context:
                 # Reload: the manifest may have changed during the turn (an upload in another tab).
-                current = ws.load_project_state()
+                current = ws.load_manifest()
                 org_before, current.org_context = current.org_context, new_org
-                ws.save_project_state(current)
+                ws.save_manifest(current)
             # Artifacts the tools asked for are written only now, with the turn: a failed turn writes none.
             # Just before the turn, so the turn names the files it wrote (a crash in between leaves one
             # more generation in artifacts/, which Downloads lists like any other).

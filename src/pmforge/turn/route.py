@@ -75,7 +75,7 @@ def _route_body(inputs: RouteInputs, settings: Settings, shrink: float) -> str:
     )
     return "\n\n".join(
         part for part in (
-            render.context_block(inputs.project_state, settings.phase_a_context_block),
+            render.context_block(inputs.manifest, settings.phase_a_context_block),
             "## Assumptions\n" + render.assumption_counts(state.assumptions),
             "## Routing context\n" + render.routing_context(state, settings.phase_a_routing_context, inputs.catalogue),
             "## Recent turns\n" + recent_text if recent_text else "",
@@ -120,7 +120,7 @@ def _sanitise(decision: RoutingDecision, inputs: RouteInputs, settings: Settings
     probe = catalogue.find_probe(decision.next_probe) if decision.next_probe else None
     decision.next_probe = probe.id if probe else fallback.next_probe
     decision.patterns = [p.id for p in map(catalogue.find_pattern, decision.patterns) if p]
-    known = {f.filename.casefold(): f.filename for f in inputs.project_state.file_summaries if f.indexed}
+    known = {f.filename.casefold(): f.filename for f in inputs.manifest.file_summaries if f.indexed}
     decision.document_filter = [known[n.casefold()] for n in decision.document_filter if n.casefold() in known]
     if is_filler(inputs.message):
         decision.requires_retrieval = False

@@ -63,7 +63,7 @@ class Report:
 
 def _files(project: Project) -> list[Finding]:
     ws = project.ws
-    manifest = ws.load_project_state()
+    manifest = ws.load_manifest()
     found: list[Finding] = []
     listed = {f.filename for f in manifest.file_summaries}
     on_disk = {p.name for p in ws.uploads.iterdir() if p.is_file() and not p.name.startswith(".")} \
@@ -112,7 +112,7 @@ def _vectors(project: Project) -> list[Finding]:
                             "clone)")]
         return [Finding("vectors", f"The vectors were made with {mismatch}, not {store.signature}.",
                         "rebuild the whole index", lambda: reindex(project, force=True))]
-    manifest = project.ws.load_project_state()
+    manifest = project.ws.load_manifest()
     expected = {f.file_id: f for f in manifest.file_summaries if f.indexed}
     stored = store.file_counts()
     claims = store.claims()
@@ -243,7 +243,7 @@ def repair(project: Project) -> Report:
     """Fix every layer in order, re-checking each after its fixes; then examine everything again. Holds the
     project's lease throughout, so no other clone deletes or rebuilds meanwhile."""
     repaired: list[str] = _before_repair(project)  # git conflicts, unreadable files: before the marker
-    with project.ws.operation("forge doctor --fix"), project.store.lease("repairing"):
+    with project.ws.marked_operation("forge doctor --fix"), project.store.lease("repairing"):
         for path in project.ws.leftover_temp_files():
             path.unlink(missing_ok=True)
             repaired.append(f"Removed a leftover temporary file ({path.name}).")
@@ -270,7 +270,7 @@ def _before_repair(project: Project) -> list[str]:
         project.ws.load_state()
     except ForgeError as exc:  # moved aside and a fresh session started: a repair to report, not a failure
         done.append(str(exc))
-    project.ws.load_project_state()
+    project.ws.load_manifest()
     return done
 
 
@@ -283,12 +283,12 @@ def _reingest(project: Project, filename: str) -> None:
 
 
 def _drop_and_reindex_file(project: Project, filename: str) -> None:
-    manifest = project.ws.load_project_state()
+    manifest = project.ws.load_manifest()
     entry = manifest.find(filename)
     if entry is not None:
         project.store.delete_file(entry.file_id)
         reindex_file(project, entry)
-        project.ws.save_project_state(manifest)
+        project.ws.save_manifest(manifest)
 
 
 def _reconvert(project: Project, filename: str) -> None:
@@ -308,15 +308,15 @@ def _remember(project: Project, turn_ids: set[str]) -> None:
 
 def _index_missing(project: Project, filename: str) -> None:
     """Index a listed file the store lacks (nothing to delete first)."""
-    manifest = project.ws.load_project_state()
+    manifest = project.ws.load_manifest()
     entry = manifest.find(filename)
     if entry is not None:
         reindex_file(project, entry)
-        project.ws.save_project_state(manifest)
+        project.ws.save_manifest(manifest)
 
 
 def _totals(project: Project) -> dict[str, int]:
-    manifest = project.ws.load_project_state()
+    manifest = project.ws.load_manifest()
     return {
         "files": len(manifest.file_summaries),
         "indexed_files": sum(1 for f in manifest.file_summaries if f.indexed),

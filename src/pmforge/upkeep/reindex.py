@@ -35,12 +35,12 @@ def reindex(project: Project, progress: Progress | None = None, force: bool = Fa
 
 def _catch_up(project: Project, progress: Progress) -> str:
     ws, store, services = project.ws, project.store, project.services
-    with ws.operation("reindex"):
+    with ws.marked_operation("reindex"):
         upkeep = project.upkeep()  # again, under the lock: another window may have caught up meanwhile
         for name in upkeep.stale_keywords:
             progress("Rebuilding the keyword index", 0, 1)
             store.reindex_keywords(name)
-        manifest = ws.load_project_state()
+        manifest = ws.load_manifest()
         listed = [f for f in manifest.file_summaries if f.indexed]
         missing = [f for f in listed if f.filename in upkeep.missing_files]
         for i, entry in enumerate(missing):
@@ -50,7 +50,7 @@ def _catch_up(project: Project, progress: Progress) -> str:
             if entry.file_id in upkeep.unclaimed_files:
                 store.claim(entry.file_id, entry.filename)
         if missing:
-            ws.save_project_state(manifest)
+            ws.save_manifest(manifest)
         state = ws.load_state()
         stored = store.turn_ids()
         if upkeep.unremembered and any(turn_id.isdigit() for turn_id in stored):
@@ -69,15 +69,15 @@ def _rebuild(project: Project, progress: Progress) -> str:
     """Drop and rebuild, holding the project's lease (renewed between files) so no other clone drops or
     deletes at the same time."""
     ws, store = project.ws, project.store
-    with ws.operation("reindex --force"), store.lease("rebuilding") as lease:
+    with ws.marked_operation("reindex --force"), store.lease("rebuilding") as lease:
         store.drop_all()
-        manifest = ws.load_project_state()
+        manifest = ws.load_manifest()
         files = [f for f in manifest.file_summaries if f.indexed]
         for i, entry in enumerate(files):
             progress(f"Re-indexing {entry.filename}", i, len(files))
             reindex_file(project, entry)
             lease.renew()
-        ws.save_project_state(manifest)
+        ws.save_manifest(manifest)
         state = ws.load_state()
         for i, turn in enumerate(state.turns):
             progress("Re-indexing conversation", i, len(state.turns))

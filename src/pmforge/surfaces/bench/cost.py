@@ -142,10 +142,10 @@ def bench_cost(turns: int = 100) -> dict:
             script.turn = k
             stub.prompt_cache.now = k * TYPICAL_GAP_S
             pending = start_turn(project, message)
-            baseline.append(baseline_phase_b(pending.state, pending.project_state, message) + document_tokens)
+            baseline.append(baseline_phase_b(pending.state, pending.manifest, message) + document_tokens)
             pending.finish()
             turn_of += [k] * (len(stub.anthropic_requests()) - first - len(turn_of))
-        state, files = project.state(), project.project_state().file_summaries
+        state, files = project.state(), project.manifest().file_summaries
         requests = stub.anthropic_requests()[first:]
         outputs = [usage["output_tokens"] for _, usage in stub.served[first:]]
 

@@ -75,15 +75,15 @@ def bench_latency(chunks: int = 10_000, turns: int = 1_000, queries: int = 60) -
         remember(project.store, embedder, turn)  # the real path: summary and both sides, several vectors
     fill_turns = time.perf_counter() - t0
 
-    state, project_state, catalogue = project.state(), project.project_state(), project.catalogue()
+    state, manifest, catalogue = project.state(), project.manifest(), project.catalogue()
     timings: dict[str, list[float]] = {r: [] for r in ("vector", "bm25", "hybrid")}
     questions = [m for m in messages if len(m.split()) > 4][:queries]
     for retriever in timings:
         s = settings.model_copy(update={"document_retriever": retriever, "conversation_retriever": retriever})
         for q in questions:
-            decision = rule_route(RouteInputs(state, project_state, q, turns + 1, catalogue), s)
+            decision = rule_route(RouteInputs(state, manifest, q, turns + 1, catalogue), s)
             start = time.perf_counter()
-            assemble(decision, state, project_state, q, turns + 1, project.store, embedder, s, catalogue)
+            assemble(decision, state, manifest, q, turns + 1, project.store, embedder, s, catalogue)
             timings[retriever].append((time.perf_counter() - start) * 1000)
     return {
         "chunks": len(project.store.ids("documents")),

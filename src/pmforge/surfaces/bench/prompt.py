@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pmforge.core.models import ProjectState, SessionState
+from pmforge.core.models import Manifest, SessionState
 from pmforge.core.tokens import count_tokens
 from pmforge.knowledge import CORE_INSTRUCTIONS, MODE_CORE, builtin_catalogue
 from pmforge.prompt import render
@@ -27,7 +27,7 @@ MILESTONES = (1, 10, 50, 100, 300, 500)
 _UNBOUNDED = 10**7
 
 
-def baseline_phase_b(state: SessionState, project_state: ProjectState, message: str) -> int:
+def baseline_phase_b(state: SessionState, manifest: Manifest, message: str) -> int:
     """Tokens of a 'send everything' Phase B prompt: every probe and pattern, the whole state, every turn."""
     mode = state.active_mode
     catalogue = builtin_catalogue()  # the bench's synthetic projects add no patterns
@@ -37,7 +37,7 @@ def baseline_phase_b(state: SessionState, project_state: ProjectState, message: 
         + [p.render() for p in catalogue.patterns_for(mode)]
     )
     context = "\n\n".join([
-        render.context_block(project_state, _UNBOUNDED),
+        render.context_block(manifest, _UNBOUNDED),
         render.assumption_register(state.assumptions, _UNBOUNDED),
         render.skeleton(state, _UNBOUNDED),
         render.routing_context(state, _UNBOUNDED, catalogue),
@@ -87,16 +87,16 @@ def bench_prompt(turns: int, chart: Path | None = None, workload: str = "default
         ingest_file(project, name, data)
     if heavy:
         with project.operation("org context"):
-            manifest = project.project_state()
+            manifest = project.manifest()
             manifest.org_context = session.org_context()
-            project.ws.save_project_state(manifest)
+            project.ws.save_manifest(manifest)
 
     phase_a, phase_b, baseline, rounds, prefix = [], [], [], [], 0
     reported_matches = 0
     started = time.perf_counter()
     for message in (session.heavy_messages(turns) if heavy else session.messages(turns)):
         pending = start_turn(project, message)
-        baseline.append(baseline_phase_b(pending.state, pending.project_state, message))
+        baseline.append(baseline_phase_b(pending.state, pending.manifest, message))
         record = pending.finish()
         reported = record.tokens.phase_b_rounds or [record.tokens.phase_b]
         # The heavy run counts what each round really sent (seen by the LLM), and checks the report against it.
@@ -129,7 +129,7 @@ def bench_prompt(turns: int, chart: Path | None = None, workload: str = "default
         "session": {
             "assumptions": len(state.assumptions),
             "filler_turns": sum(1 for t in state.turns if t.routing and not t.routing.requires_retrieval),
-            "files": len(project.project_state().file_summaries),
+            "files": len(project.manifest().file_summaries),
             "seconds_per_turn": round(elapsed / turns, 3),
         },
         "series": {"phase_a": phase_a, "phase_b": phase_b, "baseline_phase_b": baseline, "phase_b_rounds": rounds},

@@ -55,7 +55,7 @@ def bench_soak(turns: int = 1000, operations: int = 200, seed: int = 3) -> dict:
         for n, message in enumerate(messages):
             while next_op < len(op_after) and op_after[next_op] == n:
                 next_op += 1
-                files = [f.filename for f in project.project_state().file_summaries]
+                files = [f.filename for f in project.manifest().file_summaries]
                 kind = rng.choice(["upload", "upload", "replace", "delete"]) if files else "upload"
                 try:
                     if kind == "delete" and files:
@@ -77,7 +77,7 @@ def bench_soak(turns: int = 1000, operations: int = 200, seed: int = 3) -> dict:
             latencies.append(time.perf_counter() - t0)
         total_s = time.perf_counter() - t_start
         report = doctor.examine(project)
-        manifest = project.project_state()
+        manifest = project.manifest()
         return {
             "turns": turns,
             "operations": counts,

@@ -6,7 +6,7 @@ from collections import Counter
 
 import streamlit as st
 
-from pmforge.core.models import FileSummary, ProjectState, SessionState, Turn
+from pmforge.core.models import Manifest, ManifestEntry, SessionState, Turn
 from pmforge.knowledge import Catalogue
 from pmforge.llm.costs import meter_lines
 from pmforge.outputs.briefs import problem_brief_markdown, solution_evaluation_markdown
@@ -24,9 +24,9 @@ def session_badge(state: SessionState, catalogue: Catalogue) -> None:
     st.caption(f"Active probe: {probe.name if probe else '—'} · {done} of {len(order)} probes satisfied")
 
 
-def org_context_panel(project_state: ProjectState) -> None:
+def org_context_panel(manifest: Manifest) -> None:
     with st.expander("Organisation context"):
-        st.markdown(project_state.org_context or "_Nothing recorded yet. Tell Forge \u201cFor context, \u2026\u201d._")
+        st.markdown(manifest.org_context or "_Nothing recorded yet. Tell Forge \u201cFor context, \u2026\u201d._")
 
 
 def register_panel(state: SessionState) -> None:
@@ -49,11 +49,11 @@ def register_panel(state: SessionState) -> None:
             st.caption(f"{a.type.replace('_', ' ')} · impact {a.impact} · {a.confidence}{rests}{holds}")
 
 
-def skeleton_panel(state: SessionState, project_state: ProjectState, catalogue: Catalogue) -> None:
+def skeleton_panel(state: SessionState, manifest: Manifest, catalogue: Catalogue) -> None:
     mode_2 = state.active_mode == "mode_2"
     st.subheader("Solution evaluation" if mode_2 else "Problem brief")
     render = solution_evaluation_markdown if mode_2 else problem_brief_markdown
-    _, missing = render(state, project_state, catalogue)
+    _, missing = render(state, manifest, catalogue)
     if missing:
         st.caption("Still missing: " + ", ".join(missing))
     else:
@@ -87,7 +87,7 @@ def meter_chart_data(turns: list[Turn]) -> dict[str, list[int]]:
             "Phase A": [t.tokens.phase_a for t in turns], "Phase B": [t.tokens.phase_b for t in turns]}
 
 
-def session_meter(state: SessionState, settings, online: bool, files: list[FileSummary] = ()) -> None:
+def session_meter(state: SessionState, settings, online: bool, files: list[ManifestEntry] = ()) -> None:
     """Prompt tokens per turn (native chart) and, online, what the session has cost: every call, by model."""
     if not state.turns:
         return

@@ -8,7 +8,7 @@ from typing import Callable
 
 import streamlit as st
 
-from pmforge.core.models import ProjectState
+from pmforge.core.models import Manifest
 from pmforge.core.words import counted
 from pmforge.project.project import Upkeep
 
@@ -71,7 +71,7 @@ def example_banner(on_reset: Callable[[], None]) -> None:
 
 # ---------------------------------------------------------------- preparing a project's files, in plain words
 
-def preparing_label(upkeep: Upkeep, manifest: ProjectState) -> str:
+def preparing_label(upkeep: Upkeep, manifest: Manifest) -> str:
     """What the app says while it catches a project's search up (a fresh clone or copy has no vectors):
     what is being prepared, in files and passages, never the store's or the embedder's names."""
     indexed = [f for f in manifest.file_summaries if f.indexed]
@@ -83,7 +83,7 @@ def preparing_label(upkeep: Upkeep, manifest: ProjectState) -> str:
     return "Preparing your files…" + (f" ({'; '.join(what)})" if what else "")
 
 
-def ready_label(manifest: ProjectState, remembered_turns: int) -> str:
+def ready_label(manifest: Manifest, remembered_turns: int) -> str:
     """What the app says once the catch-up is done: everything the next turn can search."""
     indexed = [f for f in manifest.file_summaries if f.indexed]
     said = (f"Your files are ready: {counted(sum(f.chunk_count for f in indexed), 'passage', thousands=True)} from "

@@ -22,7 +22,7 @@ def pasted_name(turn_number: int) -> str:
     return f"{PASTE_PREFIX}{turn_number}.md"
 
 
-def sandbox(project: Project, message: str, turn_number: int) -> tuple[str, str | None]:
+def set_aside_paste(project: Project, message: str, turn_number: int) -> tuple[str, str | None]:
     """Returns (the message the turn works with, the pasted file's name or None)."""
     if len(message) <= project.settings.paste_threshold_chars:
         return message, None
