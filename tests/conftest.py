@@ -16,15 +16,27 @@ PROVIDER_VARS = ("ANTHROPIC_API_KEY", "VOYAGE_API_KEY", "ANTHROPIC_BASE_URL", "V
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path, monkeypatch):
-    """Temp projects dir, no keys, no .env from the working directory, fresh settings."""
+    """Temp projects dir, no keys, no .env from the working directory, fresh settings. Vectors come from the
+    hashing embedder (every window, store and search path as with the real model, without its seconds per
+    document); a test that judges what retrieval finds asks for `real_embedder`."""
     from pmforge.core import settings as config
 
     for var in PROVIDER_VARS:
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("FORGE_EMBEDDINGS", "hashing")
     monkeypatch.setenv("FORGE_PROJECTS_DIR", str(tmp_path / "projects"))
     monkeypatch.chdir(tmp_path)  # a developer's .env in the repo must not leak into tests
     config.get_settings.cache_clear()
     yield tmp_path
+    config.get_settings.cache_clear()
+
+
+@pytest.fixture
+def real_embedder(isolated_env, monkeypatch):
+    """The shipped all-MiniLM-L6-v2 model, for tests whose assertions depend on what it finds."""
+    from pmforge.core import settings as config
+
+    monkeypatch.setenv("FORGE_EMBEDDINGS", "local")
     config.get_settings.cache_clear()
 
 
@@ -57,6 +69,7 @@ def online_services(stub, monkeypatch, isolated_env):
     from pmforge.core import settings as config
     from pmforge.project.services import Services
 
+    monkeypatch.delenv("FORGE_EMBEDDINGS")  # auto: Voyage, since its key is set
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-anthropic")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", stub.url)
     monkeypatch.setenv("VOYAGE_API_KEY", "test-voyage")
@@ -106,3 +119,11 @@ def app(isolated_env):
     at.run()
     yield at
     st.cache_resource.clear()
+
+
+def pytest_collection_modifyitems(items):
+    """Under pytest-xdist, the browser tests share one worker: two Chromiums starting at once on a small
+    machine fail to launch."""
+    for item in items:
+        if item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.xdist_group("browser"))

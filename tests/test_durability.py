@@ -37,7 +37,7 @@ def filled_template(tmp_path_factory) -> Path:
     from pmforge.project.services import Services
 
     root = tmp_path_factory.mktemp("filled") / "projects"
-    settings = Settings(projects_dir=root, llm="offline", embeddings="local", _env_file=None)
+    settings = Settings(projects_dir=root, llm="offline", embeddings="hashing", _env_file=None)
     project = Project.create(Services.from_settings(settings), "Fresh Shrink Pilot")
     assert ingest_file(project, "plan.md", PLAN).ok
     assert ingest_file(project, "notes.md", NOTES).ok

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import time
 
+from pmforge.ingest.pipeline import ingest_file
 from pmforge.project.project import Project
+from pmforge.surfaces.ui import jobs as jobs_module
 from pmforge.surfaces.ui.jobs import DONE, FAILED, STOPPED, ProjectJobs, TurnJob, UploadJob, paced
 
 PLAN = (b"# Pilot plan\n\n## Scope\n\nThe pilot covers 20 stores in the Midwest region for eight weeks.\n\n"
@@ -21,7 +23,7 @@ def _until(condition, timeout: float = 60.0) -> None:
         time.sleep(0.01)
 
 
-def test_a_message_sent_during_an_upload_is_kept_and_answered_after_it(project: Project):
+def test_a_message_sent_during_an_upload_is_kept_and_answered_after_it(real_embedder, project: Project):
     jobs = ProjectJobs(project)
     upload = jobs.upload([("pilot-plan.md", PLAN)])
     message = jobs.send("How many stores are in the pilot?")  # while the file is still being prepared
@@ -38,17 +40,24 @@ def test_a_message_sent_during_an_upload_is_kept_and_answered_after_it(project: 
     assert {type(j) for j in jobs.take_finished()} == {UploadJob, TurnJob} and not jobs.take_finished()
 
 
-def test_uploads_report_progress_in_passages(project: Project):
+def test_uploads_report_progress_in_passages(project: Project, monkeypatch):
     jobs = ProjectJobs(project)
     seen: list[tuple[str, int, int]] = []
+
+    def recording(project, name, data, report):  # every report the page could poll, in order
+        def both(stage: str, done: int, total: int) -> None:
+            report(stage, done, total)
+            f = job.files[0]
+            seen.append((f.stage, f.done, f.total))
+        return ingest_file(project, name, data, both)
+
+    monkeypatch.setattr(jobs_module, "ingest_file", recording)
     job = jobs.upload([("pilot-plan.md", PLAN)])
-    while job.active:
-        f = job.files[0]
-        seen.append((f.stage, f.done, f.total))
-        time.sleep(0.005)
     jobs.wait()
     embedding = [(d, t) for stage, d, t in seen if stage == "Embedding"]
-    assert embedding and {t for _, t in embedding} == {job.files[0].result.entry.chunk_count}
+    passages = job.files[0].result.entry.chunk_count
+    assert embedding and {t for _, t in embedding} == {passages}
+    assert [d for d, _ in embedding] == sorted(d for d, _ in embedding) and embedding[-1][0] == passages
     assert job.files[0].data == b""  # the bytes are in the workspace now, not held twice
 
 

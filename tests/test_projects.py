@@ -28,7 +28,7 @@ ROOT = Path(__file__).parents[1]
 
 def _env(tmp: Path, **extra) -> dict:
     env = {**os.environ, "FORGE_PROJECTS_DIR": str(tmp / "projects"), "FORGE_LLM": "offline",
-           "FORGE_EMBEDDINGS": "local", "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+           "FORGE_EMBEDDINGS": os.environ.get("FORGE_EMBEDDINGS", "local"), "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
     for var in ("ANTHROPIC_API_KEY", "VOYAGE_API_KEY", "CHROMA_HOST", "CHROMA_PORT"):
         env.pop(var, None)
     return {**env, **extra}

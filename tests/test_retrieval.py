@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pmforge.index.keyword import tokenize
 from pmforge.index.retrieval import Query, find_parents, find_turns, fuse
 from pmforge.ingest.pipeline import delete_file, ingest_file
 from pmforge.project.project import Project
 from pmforge.turn.orchestrator import run_turn
+
+# What these tests judge is what the shipped model finds.
+pytestmark = pytest.mark.usefixtures("real_embedder")
 
 # Many sections about the same topic; only one holds the code the PM asks about.
 SECTIONS = [

@@ -32,7 +32,7 @@ HEDGED = "I think store managers would adopt a fixed markdown time if labels pri
 def forge(tmp: Path, *args: str, timeout: float = 300, **env) -> subprocess.CompletedProcess:
     """The real `forge` command, offline, with the test's projects folder."""
     full = {**os.environ, "FORGE_PROJECTS_DIR": str(tmp / "projects"), "FORGE_LLM": "offline",
-            "FORGE_EMBEDDINGS": "local", "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", **env}
+            "FORGE_EMBEDDINGS": os.environ.get("FORGE_EMBEDDINGS", "local"), "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", **env}
     for var in ("ANTHROPIC_API_KEY", "VOYAGE_API_KEY", "CHROMA_HOST"):
         full.pop(var, None)
     return subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", *args], cwd=tmp, env=full, capture_output=True,
@@ -109,7 +109,7 @@ def test_an_upload_stopped_mid_way_is_listed_for_a_retry_not_redone_by_forge_fil
     (tmp / "big.md").write_bytes(BIG)
     root = tmp / "projects" / "slow"
     env = {**os.environ, "FORGE_PROJECTS_DIR": str(tmp / "projects"), "FORGE_LLM": "offline",
-           "FORGE_EMBEDDINGS": "local", "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+           "FORGE_EMBEDDINGS": os.environ.get("FORGE_EMBEDDINGS", "local"), "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
     upload = subprocess.Popen([sys.executable, "-m", "pmforge.surfaces.cli", "ingest", "slow", str(tmp / "big.md")],
                               cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120

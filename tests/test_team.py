@@ -160,7 +160,7 @@ def test_two_clones_work_interleaved_without_dropping_or_colliding(team, monkeyp
     assert doctor.examine(alice).consistent
 
 
-def test_a_turn_searches_only_the_files_its_own_clone_lists(team):
+def test_a_turn_searches_only_the_files_its_own_clone_lists(real_embedder, team):
     alice, bob_services = team
     bob = _open(bob_services, "pilot")
     assert ingest_file(alice, "notes.md", NOTES).ok  # on the server, but not in Bob's manifest

@@ -10,7 +10,7 @@ from pmforge.core.models import Manifest, RoutingDecision, SessionState
 from pmforge.core.settings import Settings
 from pmforge.knowledge import Catalogue
 from pmforge.prompt import render
-from pmforge.understand import Understanding, filled_slots, understand
+from pmforge.understand import Understanding, filled_slots, speaks_beyond_session, understand
 from pmforge.understand.text import is_filler
 
 ROUTE_TOOL = "route"
@@ -79,7 +79,10 @@ def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
     substantive_since = sum(
         1 for t in state.turns if t.number > state.routing.last_synthesis_turn and not is_filler(t.user)
     )
-    no_search = understood.intent in ("summarize", "artifact", "meta", "wrap_up", "question_method")
+    # A synthesis, a write-up or a question about the method searches only when it names something the
+    # files or earlier turns may hold ("summarise what the vendor said about pricing").
+    no_search = (understood.intent in ("summarize", "artifact", "meta", "wrap_up", "question_method")
+                 and not speaks_beyond_session(render.own_words(message)))
     # Completing once is enough: later turns refine the brief instead of regenerating it every turn.
     if mode not in state.routing.completed_modes and (
             understood.intent == "wrap_up" or (next_probe is None and skeleton_ready(state, mode, understood))):

@@ -65,8 +65,31 @@ _DOC_QUESTION = re.compile(
 _METHOD_QUESTION = re.compile(
     r"\b(?:what do you mean|what(?:'s| is| are) (?:an? |the )?(?:anti-?metric|leading (?:indicator|metric)|"
     r"lagging (?:indicator|metric)|probe|assumption register|decision criteri\w*|value hypothesis|mode [12]|"
-    r"status quo beneficiar\w*|edge mapping|stakeholder map\w*)|what does .{1,30} mean|explain (?:what|the|that)|"
-    r"can you explain|why do you (?:ask|need|want)|why does that matter|how do i answer)\b", _I)
+    r"status quo beneficiar\w*|edge mapping|stakeholder map\w*)|why do you (?:ask|need|want)|why does that matter|"
+    r"how do i answer)\b", _I)
+# "What does X mean?" and "explain X" ask about Forge's method only when X is one of its words ("what does
+# anti-metric mean"); "what does DSD mean here?" asks about the PM's files.
+_TERM_QUESTION = re.compile(r"\b(?:what does .{1,30} mean|explain (?:what|the|that)|can you explain)\b", _I)
+# The words of the session and of the method itself. A message whose content words are all among them
+# ("where are we?", "write up the brief", "what's a leading metric?") needs no search; one that names
+# anything else ("summarise what the vendor said about pricing") does.
+SESSION_TERMS = t.content_terms(
+    "summarize summarise summary summaries recap status picture stand far covered established learned learnt "
+    "play back sum catch remind gist state stock know knows known brief briefs register evaluation evaluate "
+    "problem solution assumption assumptions probe probes mode modes metric metrics anti-metric anti-metrics "
+    "leading lagging indicator indicators criteria criterion decision hypothesis value stakeholder stakeholders "
+    "map mapping edge edges beneficiary beneficiaries status-quo quo write draft generate export produce "
+    "create send share download prepare print email circulate pull together spin turn one-pager write-up "
+    "wrap wrapping call mark done complete close move next explain mean means meant answer answering "
+    "question questions ask asking asked need want matter matters thing things point far session "
+    "discussed talked said say saying let's lets go going okay please thanks good great doc document "
+    "everything anything something stuff give show make doing decide decided agree agreed sure "
+    "we've we're what's that's it's i'm you're let's there's here's where's how's")
+
+
+def speaks_beyond_session(words: str) -> bool:
+    """Whether the message names something other than the session and the method (then files may answer)."""
+    return bool(t.content_terms(words) - SESSION_TERMS)
 _CORRECTION = re.compile(
     r"\b(?:actually|scratch that|correction|i misspoke|sorry,? (?:i meant|it'?s|that'?s|the|no)|i meant|"
     r"let me correct|to correct|rather than|instead of|update:|updated|revised|is now|are now|it'?s now|"
@@ -145,7 +168,7 @@ def _intent(words: str, mode: str, filler: bool) -> tuple[str, str, str]:
         return "summarize", "", ""
     questions = [s for s in sentences(words) if s.rstrip().endswith("?")]
     if questions and len(questions) * 2 >= len(sentences(words)):
-        if _METHOD_QUESTION.search(words):
+        if _METHOD_QUESTION.search(words) or (_TERM_QUESTION.search(words) and not speaks_beyond_session(words)):
             return "question_method", "", ""
         return "question_files", "", ""
     if _DOC_QUESTION.search(words) and "?" in words:
