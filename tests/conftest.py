@@ -85,7 +85,7 @@ def online_services(stub, monkeypatch, isolated_env):
             monkeypatch.setenv(f"FORGE_{name.upper()}", str(value))
         config.get_settings.cache_clear()
         services = Services.from_settings(config.get_settings())
-        assert services.llm.online and services.embedder.name == "voyage-3.5-lite"
+        assert services.llm.online and services.embedder.name == services.settings.voyage_model
         return services
 
     return make

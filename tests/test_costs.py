@@ -11,8 +11,9 @@ from decimal import Decimal
 
 import pytest
 
-from pmforge.core.models import Turn, Usage
-from pmforge.llm.costs import meter_lines, money, session_cost
+from pmforge.core.models import BilledCall, Turn, Usage
+from pmforge.core.settings import ModelPrice
+from pmforge.llm.costs import calls_cost, meter_lines, money, session_cost, usage_dollars
 from pmforge.surfaces.bench.cache_model import PromptCache
 from pmforge.turn.orchestrator import run_turn
 from stubs import text_message, tool_use_message
@@ -189,16 +190,18 @@ def test_turns_saved_before_calls_were_recorded_are_priced_as_phase_b(isolated_e
     from pmforge.core import settings as config
 
     settings = config.get_settings()
+    settings = settings.model_copy(update={"prices": {settings.phase_b_model: ModelPrice(input=2.0, output=10.0,
+                                                                                         cache_read=0.2)}})
     old = Turn(number=1, user="u", assistant="a", usage=Usage(input_tokens=1000, output_tokens=100,
                                                               cache_read_input_tokens=4000))
     cost = session_cost([old], settings)
-    assert cost.turns.dollars == Decimal("0.0030") + Decimal("0.0015") + Decimal("0.0012")
-    assert cost.turns.saved == Decimal("0.0108")  # 4,000 read at $0.30 instead of $3.00 per million
+    assert cost.turns.dollars == Decimal("0.0020") + Decimal("0.0010") + Decimal("0.0008")
+    assert cost.turns.saved == Decimal("0.0072")  # 4,000 read at $0.20 instead of $2.00 per million
+    assert set(cost.turns.by_model) == {settings.phase_b_model}
 
 
 def test_a_model_without_a_price_shows_its_tokens_not_dollars(isolated_env):
     from pmforge.core import settings as config
-    from pmforge.core.models import BilledCall
 
     settings = config.get_settings()
     turn = Turn(number=1, user="u", assistant="a", calls=[
@@ -206,6 +209,87 @@ def test_a_model_without_a_price_shows_its_tokens_not_dollars(isolated_env):
     lines = meter_lines([turn], settings)
     assert "llama3.1:8b no price set" in lines[0]
     assert lines[-1] == "No price in settings for llama3.1:8b (set FORGE_PRICES)."
+
+
+# --------------------------------------------------------------------------- the arithmetic, by hand
+
+# Rates chosen so a float would show its binary error (0.1 + 0.2) if the meter priced with floats.
+PRICE = ModelPrice(input=0.1, output=0.7, cache_read=0.01, cache_write=0.2, cache_write_1h=0.3)
+
+
+def _settings(**prices: ModelPrice):
+    from pmforge.core import settings as config
+
+    return config.get_settings().model_copy(update={"prices": prices})
+
+
+def test_usage_adds_field_by_field():
+    a = Usage(input_tokens=1, output_tokens=2, cache_read_input_tokens=3, cache_creation_input_tokens=40,
+              cache_creation_1h_input_tokens=30)
+    b = Usage(input_tokens=10, output_tokens=20, cache_read_input_tokens=30, cache_creation_input_tokens=5,
+              cache_creation_1h_input_tokens=0)
+    assert a + b == Usage(input_tokens=11, output_tokens=22, cache_read_input_tokens=33,
+                          cache_creation_input_tokens=45, cache_creation_1h_input_tokens=30)
+    assert a + Usage() == a and sum([a, b], Usage()) == a + b
+    assert all(getattr(a + b, name) == getattr(a, name) + getattr(b, name) for name in Usage.model_fields)
+
+
+@pytest.mark.parametrize("usage, dollars", [
+    (Usage(input_tokens=1_000_000), "0.1"),
+    (Usage(output_tokens=1_000_000), "0.7"),
+    (Usage(cache_read_input_tokens=1_000_000), "0.01"),
+    (Usage(cache_creation_input_tokens=1_000_000), "0.2"),  # every write a five-minute one
+    (Usage(cache_creation_input_tokens=1_000_000, cache_creation_1h_input_tokens=1_000_000), "0.3"),
+    (Usage(cache_creation_input_tokens=1_000_000, cache_creation_1h_input_tokens=250_000), "0.225"),
+    (Usage(input_tokens=1, output_tokens=2, cache_read_input_tokens=3, cache_creation_input_tokens=4), "0.00000233"),
+], ids=["input", "output", "cache read", "5-minute write", "1-hour write", "both writes", "a few of each"])
+def test_each_kind_of_token_is_priced_at_its_own_rate_exactly(usage, dollars):
+    assert usage_dollars(usage, PRICE) == Decimal(dollars)
+
+
+def test_dollars_are_summed_by_model_and_caching_savings_can_be_negative():
+    settings = _settings(**{"claude-a": PRICE, "embed-b": ModelPrice(input=0.02)})
+    read = Usage(input_tokens=100_000, cache_read_input_tokens=900_000, output_tokens=10_000)
+    written_never_read = Usage(input_tokens=100_000, cache_creation_input_tokens=900_000)
+    cost = calls_cost([BilledCall(purpose="reply", model="claude-a", usage=read),
+                       BilledCall(purpose="reply", model="claude-a", usage=written_never_read),
+                       BilledCall(purpose="embed_query", model="embed-b", usage=Usage(input_tokens=500_000))],
+                      settings)
+
+    a, b = cost.by_model["claude-a"], cost.by_model["embed-b"]
+    assert (a.calls, b.calls) == (2, 1)
+    assert a.usage == read + written_never_read
+    assert a.dollars == usage_dollars(read, PRICE) + usage_dollars(written_never_read, PRICE) == Decimal("0.216")
+    assert b.dollars == Decimal("0.01")
+    assert cost.dollars == Decimal("0.226")
+    # Reads save (0.1 - 0.01) a token; writes never read back cost (0.2 - 0.1) a token more than no cache.
+    assert a.saved == Decimal("0.081") - Decimal("0.090") == Decimal("-0.009") and b.saved == 0
+    assert cost.unpriced == []
+
+
+def test_a_model_without_a_price_counts_its_tokens_beside_priced_ones():
+    settings = _settings(**{"claude-a": PRICE})
+    local = Usage(input_tokens=900, output_tokens=80)
+    priced = Usage(input_tokens=1_000_000)
+    turn = Turn(number=1, user="u", assistant="a", calls=[
+        BilledCall(purpose="route", model="llama3.1:8b", usage=local),
+        BilledCall(purpose="reply", model="claude-a", usage=priced)])
+    cost = session_cost([turn], settings).turns
+
+    assert cost.dollars == Decimal("0.1")  # the priced model's dollars only, never a guess for the other
+    assert cost.unpriced == ["llama3.1:8b"] and cost.by_model["llama3.1:8b"].dollars == 0
+    assert cost.usage == local + priced  # its tokens still count
+    lines = meter_lines([turn], settings)
+    assert "llama3.1:8b no price set (1 call)" in lines[0] and "claude-a $0.10 (1 call)" in lines[0]
+    assert lines[-2].startswith("Tokens: 1,000,900 input,") and lines[-2].endswith("80 output.")
+
+
+@pytest.mark.parametrize("value, shown", [
+    ("1234.567", "$1,234.57"), ("0.01", "$0.01"), ("0.0099", "$0.0099"), ("0.00004", "$0.0000"), ("0", "$0.0000"),
+    ("-0.25", "$-0.25"),
+])
+def test_money_shows_cents_and_four_decimals_below_a_cent(value, shown):
+    assert money(Decimal(value)) == shown
 
 
 @pytest.mark.parametrize("turns", [3])

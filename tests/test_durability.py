@@ -1,25 +1,25 @@
 """Nothing lost: forge doctor finds and repairs every kind of disagreement, interrupted operations are
-finished on the next open, a SIGKILL mid-work leaves a project that parses and checks clean, a second
+finished on the next open, a SIGKILL at a named point mid-work leaves a project that recovers and checks clean, a second
 window never overwrites a turn, and the log holds no document text."""
 
 from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from docs import PLAN, research_docx
+from pmforge.core import transcript
 from pmforge.core.errors import ForgeError
-from pmforge.index.collections import CONVERSATIONS, DOCUMENTS
+from pmforge.core.workspace import Workspace
+from pmforge.index.collections import CONVERSATIONS, DOCUMENTS, PARENTS
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.project.project import Project
 from pmforge.surfaces.cli import main as forge
@@ -235,59 +235,84 @@ def _write(path: Path, data: bytes) -> Path:
     return path
 
 
-# ---- SIGKILL in the middle of work
+# ---- SIGKILL at named points in the middle of work
 
+# One operation per worker, killed by the crash point it names (Workspace.crash_point, FORGE_CRASH_AT).
 WORKER = textwrap.dedent("""
-    import random, sys
+    import sys
     from pmforge.core.settings import get_settings
     from pmforge.ingest.pipeline import delete_file, ingest_file
     from pmforge.project.project import Project
     from pmforge.project.services import Services
     from pmforge.turn.orchestrator import run_turn
 
-    services = Services.from_settings(get_settings())
-    project = Project.open(services, "crash")
-    rng = random.Random(int(sys.argv[1]))
-    print("ready", flush=True)
-    for i in range(10_000):
-        op = rng.random()
-        name = f"doc-{rng.randrange(4)}.md"
-        if op < 0.45:
-            body = "\\n\\n".join(f"## Part {j}\\nVersion {i} of note {name} section {j} on shrink and markdowns."
-                                 for j in range(rng.randrange(1, 12)))
-            ingest_file(project, name, f"# {name}\\n\\n{body}\\n".encode())
-        elif op < 0.6:
-            try:
-                delete_file(project, name)
-            except Exception:
-                pass
-        else:
-            run_turn(project, f"Turn {i}: I think managers would mark down earlier if labels were faster.")
+    project = Project.open(Services.from_settings(get_settings()), sys.argv[1])
+    if sys.argv[2] == "upload":
+        ingest_file(project, "late.md", b"# Late notes\\n\\nDana says the Duluth markdown walk should start at four.\\n")
+    elif sys.argv[2] == "delete":
+        delete_file(project, "notes.md")
+    else:
+        run_turn(project, "Dana says the markdown walk should start at four, not six.")
+    print("finished: the crash point was never reached")
 """)
 
+# FORGE_CRASH_AT -> the operation the marker left behind must name.
+CRASH_POINTS = {
+    "upload:indexed": "upload late.md",  # the upload's vectors are stored, the manifest does not list it yet
+    "delete:unindexed": "delete notes.md",  # the file's vectors are gone, the manifest still lists it
+    "turn:appended": "turn 3",  # the turn is in turns.jsonl, state.json not yet saved
+}
 
-def test_sigkill_during_saves_and_ingestions_leaves_a_consistent_project(services, isolated_env):
-    Project.create(services, "crash")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src") + os.pathsep +
-           str(Path(__file__).parents[1])}
-    rng = random.Random(7)
-    for round_ in range(5):
-        worker = subprocess.Popen([sys.executable, "-c", WORKER, str(round_)], env=env, cwd=isolated_env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert worker.stdout.readline().strip() == "ready", worker.stderr.read()
-        time.sleep(rng.uniform(0.5, 3.0))  # where the kill lands is random; correctness must not depend on it
-        worker.send_signal(signal.SIGKILL)
-        worker.wait(timeout=60)
-        assert worker.returncode == -signal.SIGKILL, worker.stderr.read()
 
-    root = isolated_env / "projects" / "crash"
+def _all_json_parses(root: Path) -> None:
     for path in root.rglob("*.json"):
-        json.loads(path.read_text(encoding="utf-8"))  # every JSON file parses
-    done = subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", "doctor", "crash"], env=env, cwd=isolated_env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "Consistent" in done.stdout
-    again = subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", "doctor", "crash", "--json"], env=env,
-                           cwd=isolated_env, capture_output=True, text=True, timeout=600)
-    report = json.loads(again.stdout)
+        json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("point", CRASH_POINTS, ids=list(CRASH_POINTS))
+def test_a_sigkill_at_a_named_point_leaves_a_project_that_recovers(filled_template: Path, services, isolated_env,
+                                                                  capsys, point):
+    # A copy nobody in this process has opened: the worker is the only one using its vector store until it dies.
+    root = services.projects_root / filled_template.name
+    shutil.copytree(filled_template, root, ignore=shutil.ignore_patterns(".lock", ".turn.lock"))
+    ws = Workspace(root)
+    state_before, notes = ws.state_path.read_bytes(), ws.load_manifest().find("notes.md")
+    env = {**os.environ, "FORGE_CRASH_AT": point,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[1] / "src"),
+                                                       os.environ.get("PYTHONPATH")]))}
+    worker = subprocess.run([sys.executable, "-c", WORKER, ws.slug, point.split(":")[0]], env=env, cwd=isolated_env,
+                            capture_output=True, text=True, timeout=300)
+
+    # (a) It died by SIGKILL, inside the operation the crash point names, with that step's work on disk.
+    assert worker.returncode == -signal.SIGKILL, worker.stdout + worker.stderr
+    assert json.loads(ws.operation_marker.read_text(encoding="utf-8"))["operation"] == CRASH_POINTS[point]
+    _all_json_parses(root)
+    crashed = Project(ws, services)  # opened without recovering, to see what the kill left
+    manifest = ws.load_manifest()
+    if point == "upload:indexed":
+        assert manifest.find("late.md") is None and (ws.uploads / "late.md").is_file()
+        assert crashed.store.collection(PARENTS).get(where={"filename": "late.md"})["ids"]
+    elif point == "delete:unindexed":
+        assert manifest.find("notes.md") == notes and notes.file_id not in crashed.store.file_ids()
+    else:
+        assert [t.number for t in transcript.load(ws.transcript_path)] == [1, 2, 3]
+        assert ws.state_path.read_bytes() == state_before
+
+    # (b) The first open after the kill, `forge doctor`, finishes what it cut short; the project checks clean.
+    capsys.readouterr()
+    assert forge(["doctor", ws.slug]) == 0
+    out = capsys.readouterr().out
+    assert f"Finished an operation a crash interrupted ({CRASH_POINTS[point]})." in out and "Consistent" in out
+    assert not ws.operation_marker.exists()
+    _all_json_parses(root)
+    reopened = Project.open(services, ws.slug)
+    if point == "upload:indexed":  # the interrupted upload is indexed afresh, once
+        entry = reopened.manifest().find("late.md")
+        assert entry.indexed and reopened.store.file_counts()[entry.file_id] == (entry.parent_count, entry.chunk_count)
+    elif point == "delete:unindexed":  # the delete is finished
+        assert reopened.manifest().find("notes.md") is None and not (ws.uploads / "notes.md").exists()
+    else:  # the turn the PM saw is kept, and remembered
+        assert [t.number for t in reopened.state().turns] == [1, 2, 3] and reopened.store.turn_numbers() == {1, 2, 3}
+    assert forge(["doctor", ws.slug, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
     assert report["consistent"] and report["recovered"] is None  # nothing left to recover the second time

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 from pathlib import Path
+from typing import get_args
 
 from pmforge.core.env_example import env_example, env_name
 from pmforge.core.settings import Settings
@@ -34,6 +37,11 @@ def test_each_listed_default_reads_back_as_the_default(tmp_path, monkeypatch):
 
 def test_comments_of_the_model_reach_the_example():
     text = env_example()
-    assert "# FORGE_LOCK_WAIT_S=30.0" in text
-    assert "Ollama http://localhost:11434/v1" in text
-    assert "# FORGE_FUSION=minmax  # one of: rrf | score | minmax" in text
+    source = inspect.getsource(Settings).splitlines()
+    above = [line.strip()[2:] for line in source if line.startswith("    # ") and not line.strip().startswith("# ---")]
+    trailing = [m.group(1) for line in source if re.match(r"^    \w+: ", line) and (m := re.search(r"\s#\s(.*)$", line))]
+    assert above and trailing
+    assert [c for c in above + trailing if c not in text] == []
+    # A setting with a fixed set of values lists them after its default.
+    fusion = Settings.model_fields["fusion"]
+    assert f"# FORGE_FUSION={fusion.default}  # one of: {' | '.join(get_args(fusion.annotation))}" in text

@@ -184,7 +184,8 @@ def test_the_app_prepares_a_fresh_clone_in_plain_words(fresh_app, isolated_env):
 def test_the_shipped_demo_is_a_finished_example():
     manifest = Manifest.model_validate_json((SHIPPED_DEMO / "project_state.json").read_text())
     assert demo.is_example(SHIPPED_DEMO)
-    assert [f.filename for f in manifest.file_summaries if f.indexed] == ["store-interviews-q3.md"]
+    indexed = [f.filename for f in manifest.file_summaries if f.indexed]
+    assert indexed and all((SHIPPED_DEMO / "uploads" / name).is_file() for name in indexed)  # a clone can index them
     state = SessionState.model_validate_json((SHIPPED_DEMO / "state.json").read_text())
     brief = state.problem_brief
     assert brief.problem_statement and brief.target_audience and brief.stakeholders

@@ -1,23 +1,32 @@
-"""The online path — real `anthropic` and `voyageai` clients — against a local HTTP stub."""
+"""The online path — real `anthropic` and `voyageai` clients — against a local HTTP stub: whole turns and
+uploads first, then Forge's own provider classes one call at a time (its retry policy for Voyage, what a
+failure says, how a streamed reply reaches the tool loop)."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
+import tenacity
 
 from docs import PLAN
 from pmforge.core.errors import ForgeError
-from pmforge.core.models import RoutingDecision
+from pmforge.core.models import RoutingDecision, Usage
+from pmforge.embed import voyage
 from pmforge.ingest.pipeline import ingest_file
+from pmforge.llm.base import ChatRequest, SystemBlock, ToolSpec
 from pmforge.project.project import Project
 from pmforge.project.services import Services
 from pmforge.tools.assumptions import RegisterAssumption
 from pmforge.turn.orchestrator import run_turn
-from stubs import text_message, tool_use_message
+from stubs import deterministic_embedding, text_message, tool_use_message
 
 ROUTE = {
     "action": "ask_questions", "mode": "mode_1", "next_probe": "solution_problem_separation", "patterns": [],
     "requires_retrieval": True, "retrieval_query": "pilot stores", "reasoning": "Substantive opening.",
 }
+REGISTER = {"claim": "Store managers will adopt a markdown app", "type": "value", "impact": "high",
+            "confidence": "guessed", "basis": "PM's hunch"}
 
 
 def test_voyage_embeds_documents_and_queries(online: Project, stub):
@@ -27,12 +36,13 @@ def test_voyage_embeds_documents_and_queries(online: Project, stub):
     run_turn(online, "How many stores are in the pilot?")
     kinds = [r["input_type"] for r in stub.voyage_requests()]
     assert kinds == ["query", "document"]  # the retrieval query, then the turn summary
-    assert all(r["model"] == "voyage-3.5-lite" and r["output_dimension"] == 512 for r in stub.voyage_requests())
+    settings = online.settings
+    assert all(r["model"] == settings.voyage_model and r["output_dimension"] == settings.voyage_dimensions
+               for r in stub.voyage_requests())
 
 
 def test_full_turn_routing_tools_and_caching(online: Project, stub):
-    register = {"claim": "Store managers will adopt a markdown app", "type": "value", "impact": "high",
-                "confidence": "guessed", "basis": "PM's hunch"}
+    register = REGISTER
     stub.queue_anthropic(
         tool_use_message([("route", ROUTE)]),
         tool_use_message(
@@ -180,3 +190,113 @@ def test_api_keys_never_reach_the_workspace(stub, monkeypatch, isolated_env):
              and (anthropic_key.encode() in p.read_bytes() or voyage_key.encode() in p.read_bytes())]
     assert leaks == []
     assert anthropic_key not in repr(project.services.describe())
+
+
+# --------------------------------------------------------------------------- Forge's provider classes, one call
+
+
+def one_sentence(message: str) -> bool:
+    return bool(message) and message.endswith(".") and ". " not in message.rstrip(".") and "\n" not in message
+
+
+def reply_request(**fields) -> ChatRequest:
+    return ChatRequest(**{"purpose": "reply", "model": "claude-test", "system": [SystemBlock(text="Be brief.")],
+                          "messages": [{"role": "user", "content": "Who owns shrink?"}], **fields})
+
+
+@pytest.fixture
+def voyage_waits(monkeypatch) -> list[float]:
+    """The waits Forge's Voyage retry loop asks for, recorded instead of slept (its own wait policy decides them)."""
+    waits: list[float] = []
+    monkeypatch.setattr(voyage, "Retrying", functools.partial(tenacity.Retrying, sleep=waits.append))
+    return waits
+
+
+def test_voyage_retries_rate_limits_with_forges_backoff_settings(online_services, stub, voyage_waits):
+    embedder = online_services(voyage_max_attempts=5, voyage_backoff_s=0.25, voyage_max_wait_s=0.75).embedder
+    stub.queue_voyage(429, 429, 429)
+    texts = ["Dana owns shrink.", "The pilot has 20 stores."]
+    vectors, billed = embedder.embed_documents_billed(texts)
+
+    assert vectors == [pytest.approx(deterministic_embedding(t, embedder.dimensions)) for t in texts]
+    assert billed == sum(len(t.split()) for t in texts)  # Voyage's own count, from the answer that came through
+    assert len(stub.voyage_requests()) == 4  # one request per attempt: the SDK's own retries stay off
+    # Exponential backoff with jitter: attempt n waits at most backoff × 2^(n-1), capped at the longest wait.
+    assert len(voyage_waits) == 3
+    assert all(0 <= wait <= min(0.75, 0.25 * 2**n) for n, wait in enumerate(voyage_waits))
+
+
+def test_voyage_gives_up_after_its_attempts_in_one_sentence(online_services, stub, voyage_waits):
+    embedder = online_services(voyage_max_attempts=3).embedder
+    stub.voyage_fallback = 429
+    with pytest.raises(ForgeError) as exc:
+        embedder.embed_query("Who owns shrink?")
+    assert str(exc.value) == "Voyage embeddings are unavailable right now (RateLimitError); try again in a minute."
+    assert one_sentence(str(exc.value)) and exc.value.__cause__ is None
+    assert len(stub.voyage_requests()) == 3 and len(voyage_waits) == 2
+
+
+def test_voyage_does_not_retry_a_rejected_key(online_services, stub, voyage_waits):
+    embedder = online_services(voyage_max_attempts=5).embedder
+    stub.queue_voyage(401)
+    with pytest.raises(ForgeError, match="Voyage rejected the API key; check VOYAGE_API_KEY") as exc:
+        embedder.embed_documents(["Dana owns shrink."])
+    assert "test-voyage" not in str(exc.value) and exc.value.__cause__ is None
+    assert len(stub.voyage_requests()) == 1 and voyage_waits == []
+
+
+def test_claude_survives_an_overload_then_answers_the_routing_call(online_services, stub):
+    llm = online_services().llm
+    stub.queue_anthropic(529, tool_use_message([("route", ROUTE)]))
+    request = reply_request(purpose="route", tools=[ToolSpec(name="route", description="Route the turn.",
+                                                             input_schema=RoutingDecision.model_json_schema())],
+                            tool_choice={"type": "tool", "name": "route"})
+    response = llm.complete(request)
+
+    assert [(u.name, u.input) for u in response.tool_uses] == [("route", ROUTE)]
+    assert response.stop_reason == "tool_use"
+    overloaded, answered = stub.anthropic_requests()
+    assert overloaded == answered  # the same request, sent again
+
+
+@pytest.mark.parametrize("call", ["complete", "stream"])
+def test_claude_fails_at_once_on_a_rejected_key_and_never_shows_it(online_services, stub, monkeypatch, call):
+    key = "sk-ant-api03-REJECTED-KEY-4417"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    llm = online_services().llm
+    stub.queue_anthropic(401, text_message("never served"))
+    with pytest.raises(ForgeError) as exc:
+        if call == "complete":
+            llm.complete(reply_request())
+        else:
+            llm.stream(reply_request()).consume()
+
+    assert str(exc.value) == "Claude rejected the API key; check ANTHROPIC_API_KEY. Your message is kept."
+    assert key not in str(exc.value)
+    assert exc.value.__cause__ is None and exc.value.__suppress_context__  # no SDK error (and its request) behind it
+    assert len(stub.anthropic_requests()) == 1  # not retried, although two retries are allowed
+
+
+def test_a_streamed_reply_with_a_tool_call_arrives_as_forges_events(online_services, stub):
+    llm = online_services().llm
+    text = "What I'm hearing: shrink in fresh is the problem, not the app."
+    usage = {"input_tokens": 120, "output_tokens": 64, "cache_read_input_tokens": 3000,
+             "cache_creation_input_tokens": 900, "cache_creation": {"ephemeral_5m_input_tokens": 300,
+                                                                    "ephemeral_1h_input_tokens": 600}}
+    stub.queue_anthropic(tool_use_message([("register_assumption", REGISTER, "toolu_a1")], text=text, usage=usage))
+    stream = llm.stream(reply_request(tools=[ToolSpec(name="register_assumption", description="Register one.",
+                                                      input_schema=RegisterAssumption.model_json_schema())]))
+    pieces = list(stream)
+
+    assert len(pieces) > 1 and "".join(pieces) == text  # the text arrives as it is written, in pieces
+    response = stream.response
+    assert response.text == text and response.stop_reason == "tool_use"
+    assert [(u.id, u.name, u.input) for u in response.tool_uses] == [("toolu_a1", "register_assumption", REGISTER)]
+    assert response.usage == Usage(input_tokens=120, output_tokens=64, cache_read_input_tokens=3000,
+                                   cache_creation_input_tokens=900, cache_creation_1h_input_tokens=600)
+    # The next round of the tool loop sends the call back as the API expects it.
+    assert response.assistant_content() == [
+        {"type": "text", "text": text},
+        {"type": "tool_use", "id": "toolu_a1", "name": "register_assumption", "input": REGISTER}]
+    [sent] = stub.anthropic_requests()
+    assert sent["stream"] is True

@@ -28,6 +28,7 @@ ASSUMPTION = {"claim": "Store managers will adopt a markdown app", "type": "valu
               "confidence": "guessed", "basis": "PM's hunch"}
 PROBLEM = {"problem_statement": "Fresh departments lose too much to shrink."}
 MESSAGE = "We want to cut fresh shrink. I think store managers will adopt a markdown app."
+EMBED_MODEL = "embed-stub"
 EMBED_DIM = 256  # not the stub's default: the embedder must learn it from the server
 
 
@@ -42,6 +43,7 @@ def openai_services(stub, monkeypatch, isolated_env):
     monkeypatch.setenv("FORGE_OPENAI_MODEL", "qwen-stub")
     monkeypatch.setenv("FORGE_OPENAI_ROUTE_MODEL", "route-stub")
     monkeypatch.setenv("FORGE_OPENAI_SUMMARY_MODEL", "summary-stub")
+    monkeypatch.setenv("FORGE_OPENAI_EMBED_MODEL", EMBED_MODEL)
     monkeypatch.setenv("FORGE_OPENAI_MAX_RETRIES", "2")
     monkeypatch.setenv("FORGE_OPENAI_TIMEOUT_S", "10")
     # The stub's embeddings are hash-random, so no similarity means anything: these tests check the wire.
@@ -53,7 +55,7 @@ def openai_services(stub, monkeypatch, isolated_env):
             monkeypatch.setenv(f"FORGE_{name.upper()}", str(value))
         config.get_settings.cache_clear()
         services = Services.from_settings(config.get_settings())
-        assert services.llm.name == "openai" and services.embedder.name == "nomic-embed-text"
+        assert services.llm.name == "openai" and services.embedder.name == EMBED_MODEL
         return services
 
     return make
@@ -278,12 +280,12 @@ def test_embeddings_come_from_the_same_server_and_are_recorded_per_collection(op
     assert record.retrieved.documents  # retrieval happened with the server's query vector
 
     requests = stub.openai_embedding_requests()
-    assert requests and all(r["model"] == "nomic-embed-text" and r["encoding_format"] == "float" for r in requests)
+    assert requests and all(r["model"] == EMBED_MODEL and r["encoding_format"] == "float" for r in requests)
     assert requests[0]["input"][0].startswith("How many stores are in the pilot?")  # the retrieval query first
     assert stub.voyage_requests() == []
     # The dimensions were learned from the server, and the vectors are signed with them.
-    assert served.services.embedder.signature == f"nomic-embed-text/{EMBED_DIM}"
-    assert served.store.signature == f"nomic-embed-text/{EMBED_DIM}" and served.reindex_reason() is None
+    assert served.services.embedder.signature == f"{EMBED_MODEL}/{EMBED_DIM}"
+    assert served.store.signature == f"{EMBED_MODEL}/{EMBED_DIM}" and served.reindex_reason() is None
 
     # Switching embedders is caught: the collections say who filled them.
     from pmforge.core import settings as config
@@ -291,7 +293,7 @@ def test_embeddings_come_from_the_same_server_and_are_recorded_per_collection(op
     monkeypatch.setenv("FORGE_EMBEDDINGS", "local")
     config.get_settings.cache_clear()
     local = Project.open(Services.from_settings(config.get_settings()), served.ws.slug)
-    assert f"made with nomic-embed-text/{EMBED_DIM}" in (local.reindex_reason() or "")
+    assert f"made with {EMBED_MODEL}/{EMBED_DIM}" in (local.reindex_reason() or "")
 
 
 def test_embedding_rate_limits_are_retried_during_upload(served: Project, stub):

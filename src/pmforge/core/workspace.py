@@ -13,6 +13,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import tempfile
 import time
 import unicodedata
@@ -363,6 +364,19 @@ class Workspace:
 
     def in_operation(self) -> bool:
         return _operation_depth.get(str(self.root.resolve()), 0) > 0
+
+    def crash_point(self, step: str) -> None:
+        # For the crash tests only, inert unless FORGE_CRASH_AT is set: FORGE_CRASH_AT="<operation label
+        # prefix>:<step>" (e.g. "upload:indexed") SIGKILLs this process when the operation the marker names
+        # reaches `step`. The steps: "indexed" (an upload's vectors are stored, its manifest entry is not),
+        # "unindexed" (a delete's vectors are gone, the manifest still lists the file), "appended" (a turn is
+        # in turns.jsonl, state.json is not yet saved).
+        wanted = os.environ.get("FORGE_CRASH_AT")
+        if wanted:
+            prefix, _, at = wanted.rpartition(":")
+            label = json.loads(self.operation_marker.read_text(encoding="utf-8"))["operation"]
+            if at == step and label.startswith(prefix):
+                os.kill(os.getpid(), signal.SIGKILL)
 
     @contextmanager
     def turn_slot(self, wait_s: float, on_wait: Callable[[], None] | None = None) -> Iterator[None]:

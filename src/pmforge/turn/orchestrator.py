@@ -211,6 +211,7 @@ class PendingTurn:
             # The turn next: it is what the PM saw, and a crash before state.json is saved then loses only
             # this turn's tool effects. One appended line, however long the session.
             ws.append_turn(turn)
+            ws.crash_point("appended")
             ws.save_state(state)  # small: finds the turn already in the transcript
         log.info(
             "turn %d saved: action=%s mode=%s probe=%s retrieval=%s documents=%d conversations=%d phase_a=%d "
