@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pmforge.core.models import Assumption, SessionState, Stakeholder
+from pmforge.core.models import Assumption, Manifest, ManifestEntry, SessionState, Stakeholder
+from pmforge.core.settings import Settings
+from pmforge.interviewer.rules import RouteInputs, rule_route
 from pmforge.knowledge import builtin_catalogue
 from pmforge.understand import understand
 from pmforge.understand.text import claim_without_hedge, is_hedged, person_names, sentences
@@ -169,3 +171,28 @@ def test_mode_2_risks_build_and_validation():
     u = understand("I'd lean towards buying, since two vendors already ship this.", SessionState(), "mode_2",
                    catalogue=CATALOGUE)
     assert u.slot("build_vs_buy")[0].detail == "buy"
+
+
+@pytest.mark.parametrize("message, searches", [
+    ("What does DSD mean here?", True),                       # a term of the PM's files, not of the method
+    ("Summarise what the vendor said about pricing.", True),  # a synthesis of something the files hold
+    ("What's the status of the handheld rollout?", True),
+    ("Can you explain what the pilot success criteria are?", True),
+    ("Where are we?", False),                                 # about the session itself
+    ("Can you recap where we've got to?", False),
+    ("Write up the brief", False),
+    ("What does anti-metric mean?", False),                   # about the method
+    ("What's a leading indicator?", False),
+    ("ok, continue", False),
+])
+def test_a_message_searches_when_it_names_something_beyond_the_session(message, searches):
+    manifest = Manifest(file_summaries=[ManifestEntry(filename="notes.md", file_id="f1")])
+    decision = rule_route(RouteInputs(SessionState(), manifest, message, 1, builtin_catalogue()),
+                          Settings(_env_file=None))
+    assert decision.requires_retrieval is searches
+
+
+def test_what_a_term_of_the_files_means_is_a_question_for_the_files():
+    assert understand("What does DSD mean here?", SessionState(), catalogue=builtin_catalogue()).intent == "question_files"
+    assert understand("What does anti-metric mean?", SessionState(),
+                      catalogue=builtin_catalogue()).intent == "question_method"
