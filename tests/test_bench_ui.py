@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,9 +30,19 @@ def _forge(*args: str, tmp_path: Path, **env: str) -> subprocess.CompletedProces
     )
 
 
+@pytest.fixture
+def short_tmp():
+    """A scratch folder with a short path: Chromium puts its sockets under TMPDIR, and a Unix socket path
+    must stay under ~108 bytes, which pytest-xdist's nested temp folders exceed."""
+    folder = Path(tempfile.mkdtemp(prefix="fbu-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.mark.browser
 @pytest.mark.skipif(missing_browser() is not None, reason=missing_browser() or "")
-def test_bench_ui_reports_latency_figures_as_json(tmp_path):
+def test_bench_ui_reports_latency_figures_as_json(short_tmp):
+    tmp_path = short_tmp
     result = _forge("bench", "ui", "--turns", "2", "--json", tmp_path=tmp_path)
     assert result.returncode == 0, result.stderr
     figures = json.loads(result.stdout)

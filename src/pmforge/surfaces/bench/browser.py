@@ -164,18 +164,10 @@ def forge_ui(workdir: Path) -> Iterator[str]:
 @contextmanager
 def chromium() -> Iterator[object]:
     """A headless Chromium (a Playwright Browser) from the system's own binary; nothing is downloaded."""
-    from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        for attempt in range(3):  # under heavy load Chromium sometimes dies while starting; a second start works
-            try:
-                browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-                break
-            except PlaywrightError:
-                if attempt == 2:
-                    raise
-                time.sleep(1.0)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             yield browser
         finally:
