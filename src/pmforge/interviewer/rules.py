@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pmforge.core.models import Manifest, RoutingDecision, SessionState
+from pmforge.core.models import Manifest, RouteAction, RoutingDecision, SessionState
 from pmforge.core.settings import Settings
 from pmforge.knowledge import Catalogue
 from pmforge.prompt import render
@@ -80,6 +80,7 @@ def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
         1 for t in state.turns if t.number > state.routing.last_synthesis_turn and not is_filler(t.user)
     )
     no_search = understood.intent in ("summarize", "artifact", "meta", "wrap_up", "question_method")
+    action: RouteAction
     # Completing once is enough: later turns refine the brief instead of regenerating it every turn.
     if mode not in state.routing.completed_modes and (
             understood.intent == "wrap_up" or (next_probe is None and skeleton_ready(state, mode, understood))):
