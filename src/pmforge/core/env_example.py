@@ -95,7 +95,7 @@ def env_example() -> str:
         if name in sections:
             out.append(f"\n# --- {sections[name]} ---")
         out.extend(f"# {note}".rstrip() for note in above.get(name, []))
-        default = field.default_factory() if field.default_factory else field.default
+        default = field.get_default(call_default_factory=True)
         line = f"{env_name(name, field)}={_value(default)}"
         line = line if _is_secret(field) else f"# {line}"
         notes = [n for n in (inline.get(name), f"one of: {_choices(field)}" if _choices(field) else "") if n]

@@ -30,6 +30,12 @@ class RedactKeys(logging.Filter):
         return True
 
 
+class _ForgeLog(RotatingFileHandler):
+    """forge.log's handler; `forge_log` (the file's path) tells it apart from handlers others added."""
+
+    forge_log = ""
+
+
 def configure(settings: Settings) -> Path:
     """Send Forge's log records to `<log_dir>/forge.log` (once per process and folder)."""
     folder = Path(settings.log_dir).expanduser().resolve()
@@ -42,11 +48,11 @@ def configure(settings: Settings) -> Path:
         logger.removeHandler(handler)  # settings changed (tests, another projects folder)
         handler.close()
     folder.mkdir(parents=True, exist_ok=True)
-    handler = RotatingFileHandler(path, maxBytes=settings.log_max_bytes, backupCount=settings.log_backups, encoding="utf-8")
-    handler.forge_log = str(path)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    own = _ForgeLog(path, maxBytes=settings.log_max_bytes, backupCount=settings.log_backups, encoding="utf-8")
+    own.forge_log = str(path)
+    own.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     keys = [k.get_secret_value() for k in (settings.anthropic_api_key, settings.voyage_api_key) if k]
-    handler.addFilter(RedactKeys(keys))
-    logger.addHandler(handler)
+    own.addFilter(RedactKeys(keys))
+    logger.addHandler(own)
     logger.setLevel(logging.INFO)
     return path

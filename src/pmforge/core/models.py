@@ -158,7 +158,7 @@ class SolutionEvaluation(BaseModel):
     @classmethod
     def _from_schema_1(cls, value, info: ValidationInfo):
         # Schema 1 stored these three as free text; keep any text in the field that holds prose.
-        if isinstance(value, str):
+        if isinstance(value, str) and info.field_name is not None:  # (a field validator always has its name)
             prose = {"build_vs_buy": "rationale", "validation_plan": "description", "go_no_go": "conditions"}
             field = prose[info.field_name]
             return {field: ([value] if field == "conditions" else value)} if value.strip() else {}

@@ -166,10 +166,10 @@ def _refresh(path: Path) -> _Parsed:
         # rewritten with the same size is read again from the start.
         grown = (entry is not None and (entry.ino, entry.dev) == (st.st_ino, st.st_dev)
                  and st.st_size >= entry.offset and st.st_size != entry.size)
-        if grown and entry.offset:
+        if grown and entry is not None and entry.offset:
             fh.seek(entry.offset - 1)
             grown = fh.read(1) == b"\n"  # still a line boundary: the bytes before it were not rewritten
-        if not grown:
+        if not grown or entry is None:  # (entry is None only when grown is False)
             entry = _Parsed()
             fh.seek(0)
         data = fh.read()

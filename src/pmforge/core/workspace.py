@@ -444,9 +444,10 @@ class Workspace:
         except ValidationError as exc:
             if conflicts.has_markers(raw.decode("utf-8", "replace")):
                 raise self.conflict_error(self.STATE) from None  # a merge to finish, not a damaged session
+            reason: Exception = exc
             if exc.errors()[0]["type"] == "json_invalid":
-                exc = ForgeError(f"{self.STATE} is not valid JSON")
-            raise self._set_aside_unreadable_state(exc) from None
+                reason = ForgeError(f"{self.STATE} is not valid JSON")
+            raise self._set_aside_unreadable_state(reason) from None
 
     def conflict_error(self, filename: str) -> "UnresolvedConflict":
         return UnresolvedConflict(f"Project '{self.slug}' has unresolved git conflict markers (in {filename}); "

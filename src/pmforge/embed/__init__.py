@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pmforge.core.errors import ForgeError
 from pmforge.core.settings import Settings
-from pmforge.embed.base import Embedder, EmbedStats
+from pmforge.embed.base import Embedder, Embeds, EmbedStats
 
 
 def make_embedder(settings: Settings) -> Embedder:
@@ -41,4 +41,4 @@ def make_embedder(settings: Settings) -> Embedder:
     return LocalEmbedder()
 
 
-__all__ = ["Embedder", "EmbedStats", "make_embedder"]
+__all__ = ["Embedder", "Embeds", "EmbedStats", "make_embedder"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Protocol
 
 
 @dataclass
@@ -13,6 +14,17 @@ class EmbedStats:
     document_texts: int = 0
     document_calls: int = 0
     queries: int = 0
+
+
+class Embeds(Protocol):
+    """What indexing and search ask of an embedder: an `Embedder`, or one wrapped to meter its calls
+    (`MeteredEmbedder`)."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]: ...
+
+    def embed_query(self, text: str) -> list[float]: ...
+
+    def windows(self, text: str) -> list[tuple[int, int]]: ...
 
 
 class Embedder(ABC):

@@ -38,6 +38,10 @@ class OpenAIEmbedder(Embedder):
         assert self._dimensions is not None
         return self._dimensions
 
+    @dimensions.setter
+    def dimensions(self, value: int) -> None:  # every embedder's length can be set, as the base class says
+        self._dimensions = value
+
     def _call(self, batch: list[str]) -> list[list[float]]:
         try:
             # Floats, not the client's default base64: not every compatible server encodes base64.

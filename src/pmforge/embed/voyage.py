@@ -6,6 +6,8 @@ server errors, timeouts and connection errors (the client's own retries skip the
 
 from __future__ import annotations
 
+from typing import Iterator, cast
+
 import voyageai
 import voyageai.error as verr
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
@@ -46,15 +48,14 @@ class VoyageEmbedder(Embedder):
         self.name, self.dimensions = model, dimensions
         self.client = voyageai.Client(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
         self.batch_size, self.batch_tokens = batch_size, batch_tokens
-        self._retrying = dict(
-            retry=retry_if_exception_type(RETRYABLE),
-            wait=wait_random_exponential(multiplier=backoff_s, max=max_wait_s),
-            stop=stop_after_attempt(max_attempts),
-            reraise=True,
-        )
+        # How a failed call is retried (each call gets its own Retrying: it holds that call's attempts).
+        self._retry = retry_if_exception_type(RETRYABLE)
+        self._wait = wait_random_exponential(multiplier=backoff_s, max=max_wait_s)
+        self._stop = stop_after_attempt(max_attempts)
 
-    def _batches(self, texts: list[str]):
-        batch, tokens = [], 0
+    def _batches(self, texts: list[str]) -> Iterator[list[str]]:
+        batch: list[str] = []
+        tokens = 0
         for text in texts:
             cost = _estimate_tokens(text)
             if batch and (len(batch) >= self.batch_size or tokens + cost > self.batch_tokens):
@@ -66,12 +67,14 @@ class VoyageEmbedder(Embedder):
             yield batch
 
     def _call(self, batch: list[str], kind: str) -> tuple[list[list[float]], int]:
-        for attempt in Retrying(**self._retrying):
+        for attempt in Retrying(retry=self._retry, wait=self._wait, stop=self._stop, reraise=True):
             with attempt:
                 result = self.client.embed(
                     batch, model=self.name, input_type=kind, output_dimension=self.dimensions
                 )
-        return result.embeddings, result.total_tokens or 0
+        # The client types embeddings as floats or ints; ints come only with an integer output_dtype,
+        # and Forge asks for the default (floats).
+        return cast(list[list[float]], result.embeddings), result.total_tokens or 0
 
     def _embed(self, texts: list[str], kind: str) -> list[list[float]]:
         return self._embed_billed(texts, kind)[0]

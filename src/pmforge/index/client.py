@@ -5,9 +5,11 @@ from __future__ import annotations
 import logging
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 import chromadb
 import httpx
+from chromadb.api.client import Client as ChromaClient
 from chromadb.config import Settings as ChromaSettings
 
 from pmforge.core.errors import ForgeError
@@ -19,13 +21,17 @@ log = logging.getLogger(__name__)
 class StoreUnavailable(ForgeError):
     """The vector store cannot be reached (a Chroma server that is down)."""
 
-_CHROMA_SETTINGS = dict(anonymized_telemetry=False, allow_reset=False)
+
+def _chroma_settings() -> ChromaSettings:
+    return ChromaSettings(anonymized_telemetry=False, allow_reset=False)
 
 
 @lru_cache(maxsize=32)
-def persistent_client(path: str) -> chromadb.ClientAPI:
+def persistent_client(path: str) -> ChromaClient:
     Path(path).mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=path, settings=ChromaSettings(**_CHROMA_SETTINGS))
+    # chromadb annotates PersistentClient as returning the ClientAPI interface; it makes a Client, whose
+    # close() releases the database files.
+    return cast(ChromaClient, chromadb.PersistentClient(path=path, settings=_chroma_settings()))
 
 
 @lru_cache(maxsize=4)
@@ -34,7 +40,7 @@ def http_client(host: str, port: int, timeout_s: float = 10.0) -> chromadb.Clien
     the answer), so a paused or unreachable server fails a turn in one sentence instead of hanging it."""
     # Making the client already calls the server, on connections with no time limit: ask first, with one.
     httpx.get(f"http://{host}:{port}/api/v2/heartbeat", timeout=timeout_s).raise_for_status()
-    client = chromadb.HttpClient(host=host, port=port, settings=ChromaSettings(**_CHROMA_SETTINGS))
+    client = chromadb.HttpClient(host=host, port=port, settings=_chroma_settings())
     _limit_calls(client, timeout_s)
     return client
 

@@ -24,7 +24,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Final, Iterable, Iterator, Literal, Sequence, overload
 
 import chromadb
 import httpx
@@ -36,12 +36,19 @@ from pmforge.core.workspace import atomic_write_text
 from pmforge.index.client import StoreUnavailable
 from pmforge.index.keyword import KeywordIndex, TurnIndex
 
-DOCUMENTS, PARENTS, CONVERSATIONS, MEMORY = "documents", "document_parents", "conversations", "conversation_passages"
+if TYPE_CHECKING:
+    from chromadb.base_types import LiteralValue, LogicalOperator, WhereOperator
+
+# Final: each name is its own literal type, so `keyword(DOCUMENTS)` is known to be the documents' index.
+DOCUMENTS: Final = "documents"
+PARENTS: Final = "document_parents"
+CONVERSATIONS: Final = "conversations"
+MEMORY: Final = "conversation_passages"
 COLLECTIONS = (DOCUMENTS, PARENTS, CONVERSATIONS, MEMORY)
 KEYWORD_MIRRORED = (DOCUMENTS, CONVERSATIONS)  # the collections a local keyword cache mirrors
 REGISTRY = "registry"  # file claims and the lease; never searched
 LEASE_ID = "lease"
-NO_VECTOR = [1.0]  # registry records are read by id or metadata, but Chroma wants a vector
+NO_VECTOR: Sequence[float] = [1.0]  # registry records are read by id or metadata, but Chroma wants a vector
 MAX_TURN_PASSAGES = 64  # summary + both sides' windows; a 10,000-word reply needs about 60
 TURN_PREFIX = "turn-"
 SEARCH_MARGIN = 40  # extra candidates fetched so that filtering (recency, other clones) still leaves enough
@@ -226,7 +233,15 @@ class ProjectStore:
     def _open_index(self, name: str) -> KeywordIndex | TurnIndex:
         return TurnIndex(self._keyword_dir, name) if name == CONVERSATIONS else KeywordIndex(self._keyword_dir, name)
 
+    @overload
+    def keyword(self, name: Literal["documents"]) -> KeywordIndex: ...
+    @overload
+    def keyword(self, name: Literal["conversations"]) -> TurnIndex: ...
+    @overload
+    def keyword(self, name: str) -> KeywordIndex | TurnIndex: ...
+
     def keyword(self, name: str) -> KeywordIndex | TurnIndex:
+        """The local keyword index of a collection: BM25 over the documents' leaves, SQLite FTS5 over turns."""
         if name not in self._keyword:
             index = self._open_index(name)
             self._keyword[name] = index
@@ -429,8 +444,8 @@ class ProjectStore:
     def claims(self) -> dict[str, list[dict]]:
         """file id → the claims on it ({clone, author, filename}), every clone's."""
         out: dict[str, list[dict]] = {}
-        for meta in self.registry().get(where={"kind": "claim"}, include=["metadatas"])["metadatas"]:
-            out.setdefault(meta["file_id"], []).append(meta)
+        for meta in self.registry().get(where={"kind": "claim"}, include=["metadatas"])["metadatas"] or []:
+            out.setdefault(str(meta["file_id"]), []).append(dict(meta))
         return out
 
     def claimed_here(self, claims: dict[str, list[dict]] | None = None) -> set[str]:
@@ -514,7 +529,7 @@ class ProjectStore:
     @reachable
     def upsert_turn(
         self, turn: RetrievedTurn, vector: list[float],
-        passages: list[MemoryPassage] = (), passage_vectors: list[list[float]] = (),
+        passages: Sequence[MemoryPassage] = (), passage_vectors: Sequence[list[float]] = (),
     ) -> None:
         """One turn's record (summary vector, both sides, the question it answered) and its searchable
         passages, keyed by the turn's transcript id and marked with this clone; replaces whatever was
@@ -824,12 +839,15 @@ class Lease:
 
     def _record(self) -> dict | None:
         got = self.store.registry().get(ids=[LEASE_ID], include=["metadatas"])
-        return got["metadatas"][0] if got["ids"] else None
+        metas = got["metadatas"]  # asked for, so never None
+        return dict(metas[0]) if got["ids"] and metas else None
 
     @reachable_lease
     def take(self) -> None:
         registry, clone = self.store.registry(), self.store.clone
-        registry.delete(ids=[LEASE_ID], where={"$or": [{"expires": {"$lt": time.time()}}, {"holder": clone.id}]})
+        # Declared with Chroma's own key type: mypy cannot infer an operator dict inside Chroma's `Where`.
+        expired: dict[WhereOperator | LogicalOperator, LiteralValue] = {"$lt": time.time()}
+        registry.delete(ids=[LEASE_ID], where={"$or": [{"expires": expired}, {"holder": clone.id}]})
         registry.add(ids=[LEASE_ID], embeddings=[NO_VECTOR], metadatas=[{
             "kind": "lease", "holder": clone.id, "author": clone.author, "token": self.token,
             "purpose": self.purpose, "expires": time.time() + self.seconds,

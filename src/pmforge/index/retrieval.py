@@ -17,23 +17,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Iterable, Literal
 
 from pmforge.core.models import RetrievedSection, RetrievedTurn
 from pmforge.core.settings import Settings
 from pmforge.core.tokens import count_tokens
-from pmforge.embed import Embedder
+from pmforge.embed import Embeds
 from pmforge.index.collections import CONVERSATIONS, ProjectStore, turn_id_of
 from pmforge.index.keyword import tokenize
 
 Retriever = Literal["vector", "bm25", "hybrid"]
-RETRIEVERS: tuple[str, ...] = ("vector", "bm25", "hybrid")
+RETRIEVERS: tuple[Retriever, ...] = ("vector", "bm25", "hybrid")
 
 
 class Query:
     """A query's text and, on first use, its embedding."""
 
-    def __init__(self, text: str, embedder: Embedder):
+    def __init__(self, text: str, embedder: Embeds):
         self.text = text
         self._embedder = embedder
         self._vector: list[float] | None = None
@@ -163,7 +163,7 @@ def block_tokens(section: RetrievedSection) -> int:
 
 def pack_passages(
     hits: list[_Hit], parents: dict[str, RetrievedSection], budget: int, settings: Settings,
-    query_terms: set[str] = frozenset(),
+    query_terms: Iterable[str] = frozenset(),
 ) -> list[RetrievedSection]:
     """Best hits first: each becomes its whole parent when the parent is small, else its window widened to
     sentences and context; a hit inside a passage already chosen widens that passage instead; whatever
@@ -243,7 +243,7 @@ def _document_hits(
     # Below the relevance floor a passage is noise: better "not in your files" than a confident guess.
     hits = [
         _Hit(spans[w]["parent_id"], int(spans[w].get("start", 0)), int(spans[w].get("end", 0)), fused[w])
-        for w in sorted(fused, key=fused.get, reverse=True) if w in clears
+        for w in sorted(fused, key=fused.__getitem__, reverse=True) if w in clears
     ]
     wanted = list(dict.fromkeys(h.parent_id for h in hits))
     parents = {p.id: p for p in store.get_parents([(pid, 0.0) for pid in wanted])}
@@ -292,7 +292,9 @@ def supersede(turns: list[RetrievedTurn], settings: Settings, consider: int) -> 
                 later.score = round(earlier.score * 1.001, 6)
 
 
-def neighbour_bonus(scores: dict[int, float], weight: float, eligible: set[int] = frozenset()) -> dict[int, float]:
+def neighbour_bonus(
+    scores: dict[int, float], weight: float, eligible: Iterable[int] = frozenset(),
+) -> dict[int, float]:
     """What each turn gains from the turns beside it: `weight` times its better neighbour's score (the turn
     just before or after, by number). An answer often shares no words with the question it answers ("it
     taught me to accept myself" after "what did you take from the book?"), so the turn next to a strong
@@ -322,7 +324,7 @@ def with_neighbours(
         if t in numbers:
             by_number[numbers[t]] = max(s, by_number.get(numbers[t], 0.0))
     ids = {n: t for t, n in numbers.items()}
-    top = sorted(by_number, key=by_number.get, reverse=True)[: 2 * k]
+    top = sorted(by_number, key=by_number.__getitem__, reverse=True)[: 2 * k]
     eligible = {n + d for n in top for d in (-1, 1)} & set(ids)
     bonus = neighbour_bonus(by_number, weight, eligible - set(by_number))
     scored = {t: s + bonus.get(numbers.get(t, -1), 0.0) for t, s in ranked}

@@ -274,7 +274,8 @@ def _word_groups(markdown: str, s: int, e: int, limit: int) -> Iterator[tuple[in
     (an inline base64 image, text with no spaces) in pieces of `limit` / 4 characters, which stay
     within `limit` tokens even where a character costs several."""
     run, piece = max(limit // 8, 1), max(limit // 4, 1)
-    start = end = None
+    start: int | None = None
+    end = s  # set before it is read: a run ends where its last word does
     for m in _WORD.finditer(markdown, s, e):
         a, b = m.span()
         if b - a > piece:
@@ -300,7 +301,7 @@ def _pack(units: list[tuple[int, int, int]], limit: int) -> list[tuple[int, int,
             packed[-1][1], packed[-1][2] = e, packed[-1][2] + t
         else:
             packed.append([s, e, t])
-    return [tuple(p) for p in packed]
+    return [(s, e, t) for s, e, t in packed]
 
 
 def _trim(markdown: str, s: int, e: int) -> tuple[int, int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import zipfile
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import IO, BinaryIO
 from xml.parsers import expat
 
 DOCUMENT = "word/document.xml"
@@ -55,7 +55,7 @@ def _parser(start, end, text) -> expat.XMLParserType:
     return parser
 
 
-def _parse(fh: BinaryIO, start, end, text) -> None:
+def _parse(fh: IO[bytes], start, end, text) -> None:
     parser = _parser(start, end, text)
     while chunk := fh.read(_CHUNK):
         parser.Parse(chunk, False)

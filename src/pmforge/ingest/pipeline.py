@@ -24,6 +24,7 @@ import numpy as np
 from pmforge.core.errors import ForgeError
 from pmforge.core.models import ManifestEntry, now_iso
 from pmforge.core.workspace import atomic_write_bytes, atomic_write_text, safe_filename
+from pmforge.embed import Embeds
 from pmforge.index.client import StoreUnavailable
 from pmforge.index.collections import LeafRecord, ParentRecord
 from pmforge.ingest.chunk import ChunkSizes, Parent, TableHeaders, breadcrumb, chunk_markdown, heading_count
@@ -96,9 +97,10 @@ def _index(
 ) -> int:
     """Embed leaf windows (breadcrumb, and a table's header rows, prepended) and store leaves and
     parents. Returns the leaf count."""
-    embedder, settings = project.services.embedder, project.settings
+    embedder: Embeds = project.services.embedder
+    settings = project.settings
     if ledger is not None:  # the embeddings' tokens are billed to the upload
-        embedder = MeteredEmbedder(embedder, ledger)
+        embedder = MeteredEmbedder(project.services.embedder, ledger)
     tables = TableHeaders(markdown)  # one pass over the lines, not one walk back per leaf
     leaves: list[LeafRecord] = []
     parent_records: list[ParentRecord] = []
@@ -177,7 +179,8 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
             converted = convert_upload(project, name, data)
             entry.note = converted.note
             entry.content_sha256 = hashlib.sha256(converted.markdown.encode("utf-8")).hexdigest()
-            if replacing and previous.filename == name and previous.content_sha256 == entry.content_sha256:
+            if (replacing and previous is not None and previous.filename == name
+                    and previous.content_sha256 == entry.content_sha256):
                 _put_upload(ws, upload, name, previous)
                 previous.sha256 = sha
                 _swap_entry(project, manifest, previous, previous)

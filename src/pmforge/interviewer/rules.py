@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pmforge.core.models import Manifest, RoutingDecision, SessionState
+from pmforge.core.models import Manifest, RouteAction, RoutingDecision, SessionState
 from pmforge.core.settings import Settings
 from pmforge.knowledge import Catalogue
 from pmforge.prompt import render
@@ -83,6 +83,7 @@ def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
     # files or earlier turns may hold ("summarise what the vendor said about pricing").
     no_search = (understood.intent in ("summarize", "artifact", "meta", "wrap_up", "question_method")
                  and not speaks_beyond_session(render.own_words(message)))
+    action: RouteAction
     # Completing once is enough: later turns refine the brief instead of regenerating it every turn.
     if mode not in state.routing.completed_modes and (
             understood.intent == "wrap_up" or (next_probe is None and skeleton_ready(state, mode, understood))):

@@ -70,8 +70,8 @@ def read_fields(text: str) -> tuple[str | None, dict[str, str | list[str]]]:
         if heading:
             title = title or heading.group(1)
             waiting = None
-        elif bullet and waiting is not None and isinstance(fields.setdefault(waiting, []), list):
-            fields[waiting].append(bullet.group(1))  # type: ignore[union-attr]
+        elif bullet and waiting is not None and isinstance(items := fields.setdefault(waiting, []), list):
+            items.append(bullet.group(1))
         elif label:
             name, value = label.group(1).strip().lower(), label.group(2)
             fields.pop(name, None)  # a label given twice: the last one counts

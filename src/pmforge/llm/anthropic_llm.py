@@ -7,7 +7,7 @@ sentence (`ForgeError`), so the turn can fail cleanly with state unchanged.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator
 
 import anthropic
 
@@ -37,7 +37,7 @@ class AnthropicLLM(LLM):
         smallest prefix Claude caches."""
         system = []
         for block in request.system:
-            item = {"type": "text", "text": block.text}
+            item: dict[str, Any] = {"type": "text", "text": block.text}
             if block.cache:
                 item["cache_control"] = cache_mark(self.cache_ttl)
             system.append(item)

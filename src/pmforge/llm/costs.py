@@ -15,9 +15,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator, Protocol
 
-from pmforge.core.models import BilledCall, ManifestEntry, Turn, Usage
+from pmforge.core.models import BilledCall, CallPurpose, ManifestEntry, Turn, Usage
 from pmforge.core.settings import ModelPrice, Settings
 from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ResponseStream
 
@@ -34,7 +34,7 @@ class Ledger:
         self._calls: list[BilledCall] = []
         self._lock = threading.Lock()
 
-    def record(self, purpose: str, model: str, usage: Usage) -> None:
+    def record(self, purpose: CallPurpose, model: str, usage: Usage) -> None:
         if usage == Usage():  # the offline interviewer and the local embedder bill nothing
             return
         with self._lock:
@@ -71,13 +71,23 @@ class MeteredLLM(LLM):
         return ResponseStream(chunks())
 
 
+class BilledEmbedder(Protocol):
+    """An embedder that says what each call billed (every `pmforge.embed.Embedder` does)."""
+
+    name: str
+
+    def embed_documents_billed(self, texts: list[str]) -> tuple[list[list[float]], int]: ...
+
+    def embed_query_billed(self, text: str) -> tuple[list[float], int]: ...
+
+
 class MeteredEmbedder:
     """An embedder that records the tokens each embedding call billed; everything else is the wrapped one's."""
 
-    def __init__(self, embedder, ledger: Ledger):
+    def __init__(self, embedder: BilledEmbedder, ledger: Ledger):
         self._embedder, self._ledger = embedder, ledger
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._embedder, name)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import httpx
 import openai
@@ -190,10 +190,10 @@ def _chat_message(message: dict) -> list[dict]:
         calls = [{"id": b["id"], "type": "function",
                   "function": {"name": b["name"], "arguments": json.dumps(b.get("input") or {}, ensure_ascii=False)}}
                  for b in content if b.get("type") == "tool_use"]
-        out = {"role": "assistant", "content": "\n\n".join(texts)}
+        reply: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts)}
         if calls:
-            out["tool_calls"] = calls
-        return [out]
+            reply["tool_calls"] = calls
+        return [reply]
     # A user turn: tool results first (they must follow the assistant's calls), then any text.
     out = [{"role": "tool", "tool_call_id": b["tool_use_id"], "content": _result_text(b)}
            for b in content if b.get("type") == "tool_result"]
@@ -260,7 +260,7 @@ def json_object_in(text: str) -> dict | None:
     return None
 
 
-def assemble_response(request: ChatRequest, text: str, calls: list[tuple[str | None, str, str]],
+def assemble_response(request: ChatRequest, text: str, calls: Sequence[tuple[str | None, str, str]],
                       finish: str | None, usage) -> ChatResponse:
     uses = [ToolUse(id=call_id or f"call_{i}", name=name, input=parse_arguments(arguments))
             for i, (call_id, name, arguments) in enumerate(calls)]

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable, Collection, Literal
 
 from pmforge.core.models import Manifest, SessionState
 from pmforge.core.workspace import Workspace, atomic_write_bytes
@@ -59,7 +59,7 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"Unknown artifact kind {kind!r}; expected one of {', '.join(KINDS)}.")
 
 
-def _free_stem(folder: Path, kind: str, now: datetime, taken: set[str] = frozenset()) -> str:
+def _free_stem(folder: Path, kind: str, now: datetime, taken: Collection[str] = frozenset()) -> str:
     """`<kind>-YYYYMMDD-HHMMSS`, with -2, -3… if that second is already taken (nothing is overwritten);
     `taken` holds stems promised to files not written yet (earlier calls of the same turn)."""
     base = f"{_FILE_SLUG[kind]}-{now:%Y%m%d-%H%M%S}"
@@ -93,7 +93,7 @@ def prepare(
     kind: ArtifactKind,
     catalogue: Catalogue,
     now: datetime | None = None,
-    taken: set[str] = frozenset(),
+    taken: Collection[str] = frozenset(),
 ) -> PreparedArtifact:
     """Render one artifact in memory (a rendering error writes nothing). `now` defaults to the current
     UTC time; an aware `now` is converted to UTC, a naive one is used as given."""

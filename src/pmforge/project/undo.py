@@ -124,7 +124,9 @@ def undo_last_turn(project: Project, turn_id: str | None = None) -> Turn:
         project.recover()
         with ws.locked():  # checked before the operation begins: a refusal is no crash to recover from
             point = read_undo_point(ws)
-            if point is not None and turn_id is not None and point.turn_id != turn_id:
+            if point is None:
+                raise ForgeError(NOTHING_TO_UNDO)
+            if turn_id is not None and point.turn_id != turn_id:
                 raise ForgeError(NOT_THE_ONE)
             turn = _undoable(point, ws.load_state(), ws.load_manifest().org_context)
             with ws.marked_operation(UNDO_LABEL):
@@ -157,7 +159,7 @@ def _finish(project: Project, point: UndoPoint) -> None:
         ws.save_state(restored)
     if point.changed_org:
         manifest = ws.load_manifest()
-        if manifest.org_context == point.org_after:
+        if manifest.org_context == point.org_after and point.org_before is not None:  # (changed_org: it is)
             manifest.org_context = point.org_before
             ws.save_manifest(manifest)
     for name in point.artifacts:

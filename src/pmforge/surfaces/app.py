@@ -9,12 +9,13 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+from typing import Callable, Iterable
 
 import streamlit as st
 
 from pmforge.core.demo import example_of, restore_example
 from pmforge.core.errors import ForgeError
-from pmforge.core.models import Turn
+from pmforge.core.models import SourceRef, Turn
 from pmforge.core.words import counted
 from pmforge.core.workspace import UnresolvedConflict, Workspace, picker_labels, take_notices
 from pmforge.ingest.pipeline import delete_file
@@ -23,7 +24,7 @@ from pmforge.project.project import Project, confirms_deletion, delete_project, 
 from pmforge.project.undo import read_undo_point
 from pmforge.prompt import render
 from pmforge.surfaces.ui import citations, panels, resources, welcome
-from pmforge.surfaces.ui.jobs import DONE, FAILED, STOPPED, ProjectJobs, TurnJob, UploadJob
+from pmforge.surfaces.ui.jobs import DONE, FAILED, STOPPED, AnyJob, ProjectJobs, TurnJob, UploadJob
 from pmforge.upkeep.reindex import reindex
 
 # An About entry makes Streamlit show its menu, and with it the Light / Dark / System theme choice.
@@ -226,7 +227,8 @@ DOWNLOADS = {
 
 def downloads_panel(project: Project, state, manifest) -> None:
     st.subheader("Downloads")
-    kinds = ["problem_brief", "assumption_register"] + (["solution_evaluation"] if state.active_mode == "mode_2" else [])
+    kinds: list[artifacts.ArtifactKind] = ["problem_brief", "assumption_register"]
+    kinds += ["solution_evaluation"] if state.active_mode == "mode_2" else []
     for kind in kinds:
         title, formats = DOWNLOADS[kind]
         if st.button(f"Generate {title.lower()}", key=f"generate-{kind}", use_container_width=True):
@@ -403,12 +405,19 @@ def turn_downloads(project: Project, turn: Turn) -> None:
 def export_menu(project: Project, title: str) -> None:
     """The transcript as Markdown or Word, built only when the PM clicks (a long session's file is big)."""
     with st.popover("Export", icon=":material/ios_share:", help="Download the conversation"):
-        for fmt, label in (("md", "Transcript (.md)"), ("docx", "Transcript (.docx)")):
+        formats: tuple[tuple[export.ExportFormat, str], ...] = (("md", "Transcript (.md)"),
+                                                                ("docx", "Transcript (.docx)"))
+        for fmt, label in formats:
             st.download_button(
-                label, lambda fmt=fmt: export.transcript_bytes(project.state(), title, fmt),
+                label, _transcript(project, title, fmt),
                 file_name=export.transcript_file_name(project.ws.slug, fmt), mime=export.MIME[fmt],
                 key=f"export-{fmt}", use_container_width=True, on_click="ignore",
             )
+
+
+def _transcript(project: Project, title: str, fmt: export.ExportFormat) -> Callable[[], bytes]:
+    """The export's bytes, made from the state as it is when the PM clicks."""
+    return lambda: export.transcript_bytes(project.state(), title, fmt)
 
 
 # Streamlit's own Stop (top right) would stop only the page's updates, never the reply's work in its thread,
@@ -416,7 +425,7 @@ def export_menu(project: Project, title: str) -> None:
 PAGE_CSS = '[data-testid="stStatusWidget"] button { display: none; }'
 
 
-def reply_body(text: str, sources: list = (), passage_of=lambda source: None) -> None:
+def reply_body(text: str, sources: Iterable[SourceRef] = (), passage_of=lambda source: None) -> None:
     """A reply's text: the same element while it streams and once it is saved, so nothing re-flows. Its
     citations of `sources` open their passage in place; nothing the reply says can add HTML or fetch an image."""
     st.markdown(citations.linked_reply(text, list(sources), passage_of), unsafe_allow_html=True)
@@ -449,7 +458,7 @@ def reply_actions(project: Project, turn: Turn) -> None:
         if point is None or point.turn_id != turn.id:  # e.g. the demo's shipped turns: nothing to take back
             return
         st.button("Retry", type="tertiary", icon=":material/refresh:", key=f"retry-{turn.id}",
-                  help="Take this reply back and ask Forge again", on_click=jobs.send, args=(turn.user, turn.id))
+                  help="Take this reply back and ask Forge again", on_click=_send_again, args=(jobs, turn))
         with st.popover("Edit message", type="tertiary", icon=":material/edit:",
                         help="Change your last message and send it again"):
             with st.form(f"edit-{turn.id}", border=False):
@@ -457,6 +466,10 @@ def reply_actions(project: Project, turn: Turn) -> None:
                 st.caption("This reply is taken back, with what it recorded, and Forge answers the new text.")
                 st.form_submit_button("Send edited message", type="primary", on_click=_send_edit,
                                       args=(project, turn))
+
+
+def _send_again(jobs: ProjectJobs, turn: Turn) -> None:
+    jobs.send(turn.user, turn.id)
 
 
 def _send_edit(project: Project, turn: Turn) -> None:
@@ -525,13 +538,13 @@ def file_progress(f) -> tuple[float, str]:
     return STAGE_SHARE.get(f.stage, 0.0), f"{f.name}: {STAGE_WORDS.get(f.stage, f.stage.lower())}"
 
 
-def show_upload(job: UploadJob):
+def show_upload(job: UploadJob) -> Callable[[bool], None]:
     """An upload under way, in the main area; returns what moves its bars."""
     box = st.container(border=True)
     box.markdown(":material/upload_file: **Preparing your files…** You can keep writing: a message sent now "
                  "is answered as soon as they are ready.")
     bars = [box.progress(*file_progress(f)) for f in job.files]
-    shown = [None] * len(job.files)
+    shown: list[tuple[float, str] | None] = [None] * len(job.files)
 
     def update(force: bool) -> None:
         for i, f in enumerate(job.files):
@@ -542,7 +555,7 @@ def show_upload(job: UploadJob):
     return update
 
 
-def show_message_job(project: Project, job: TurnJob, waiting_for: str, passage_of):
+def show_message_job(project: Project, job: TurnJob, waiting_for: str, passage_of) -> Callable[[bool], None]:
     """A message being answered (streamed as it comes) or waiting its turn; returns what updates it."""
     with st.chat_message("user"):
         st.markdown(render.for_display(job.message))
@@ -551,7 +564,7 @@ def show_message_job(project: Project, job: TurnJob, waiting_for: str, passage_o
         st.button("Stop", type="tertiary", icon=":material/stop_circle:", key=f"stop-{job.id}",
                   help="Stop this reply; nothing of it is recorded and your message is kept",
                   on_click=jobs_of(project).stop, args=(job,))
-    shown = [None]
+    shown: list[tuple[str, str] | None] = [None]
 
     def update(force: bool) -> None:
         now = (job.status, job.text)
@@ -624,7 +637,7 @@ def chat(project: Project) -> None:
         jobs.send("Answering " + "; ".join(picked) + "\n\n" + message if picked else message)
         ss.kept_message = ""
         active = jobs.active()
-    updates = []
+    updates: list[tuple[AnyJob, Callable[[bool], None]]] = []
     for i, job in enumerate(active):
         if isinstance(job, UploadJob):
             updates.append((job, show_upload(job)))

@@ -11,9 +11,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pmforge.core.errors import ForgeError
 from pmforge.core.words import counted
+
+if TYPE_CHECKING:
+    from pmforge.outputs.artifacts import ArtifactKind
 
 
 def _services():
@@ -445,7 +449,7 @@ def _eval_sessions(args, settings) -> int:
 
 
 # `forge brief` kind -> artifact kind, and the formats each can be written in (json: the scored record).
-BRIEF_KINDS = {
+BRIEF_KINDS: dict[str, tuple[ArtifactKind, tuple[str, ...]]] = {
     "problem-brief": ("problem_brief", ("md", "docx", "json")),
     "solution-evaluation": ("solution_evaluation", ("md", "docx", "json")),
     "register": ("assumption_register", ("csv", "json")),

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Iterator
 
 from pmforge.core.errors import ForgeError
-from pmforge.core.models import Manifest, RetrievedSection, RetrievedTurn, SessionState, Turn
+from pmforge.core.models import Manifest, RetrievedSection, SessionState, Turn
 from pmforge.core.settings import Settings
 from pmforge.core.tokens import count_tokens
 from pmforge.core.workspace import safe_filename
-from pmforge.index.retrieval import RETRIEVERS, Query, find_parents, find_sections, find_turns
+from pmforge.index.retrieval import RETRIEVERS, Query, Retriever, find_parents, find_sections, find_turns
 from pmforge.ingest.convert import SUPPORTED, extension
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.interviewer.rules import RouteInputs, rule_route
@@ -54,9 +54,11 @@ def read_jsonl(path: Path) -> list[dict]:
     return rows
 
 
-def _check_retriever(retriever: str) -> None:
-    if retriever not in RETRIEVERS:
-        raise ForgeError(f"Retriever '{retriever}' is unknown; use one of: {', '.join(RETRIEVERS)}.")
+def _check_retriever(retriever: str) -> Retriever:
+    for known in RETRIEVERS:
+        if retriever == known:
+            return known
+    raise ForgeError(f"Retriever '{retriever}' is unknown; use one of: {', '.join(RETRIEVERS)}.")
 
 
 @contextmanager
@@ -82,7 +84,7 @@ def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
             merged[-1][1] = max(merged[-1][1], e)
         else:
             merged.append([s, e])
-    return [tuple(r) for r in merged]
+    return [(s, e) for s, e in merged]
 
 
 def _overlap(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> int:
@@ -103,7 +105,7 @@ def eval_docs(
     """Plain: recall = gold characters covered by the k retrieved sections; precision = gold / retrieved
     characters; mrr = 1 / rank of the first section touching gold. As a turn: the same over the passages
     the documents section shows within `budget` tokens."""
-    _check_retriever(retriever)
+    retriever = _check_retriever(retriever)
     files = sorted(p for p in Path(corpus).iterdir() if p.is_file() and extension(p.name) in SUPPORTED)
     if not files:
         raise ForgeError(f"{corpus} holds no .md or .docx files.")
@@ -180,7 +182,7 @@ def eval_memory(
 ) -> dict:
     """Plain: recall = share of evidence rows inside the k retrieved turns. As a turn: share of evidence
     rows whose text the conversations section shows, within `budget` tokens. No recency filter either way."""
-    _check_retriever(retriever)
+    retriever = _check_retriever(retriever)
     budget = budget or settings.budget_conversations
     rows = read_jsonl(conversation)
     turns = conversation_turns(rows)
@@ -210,7 +212,7 @@ def eval_memory(
                 inside = {r for r in evidence if inert(text_of.get(r, "\0")).strip() in shown}
                 context.append(count_tokens(shown))
             else:
-                found: list[RetrievedTurn] = find_turns(
+                found = find_turns(
                     project.store, Query(row["question"], services.embedder), k, retriever, settings
                 )
                 inside = set().union(*(rows_of[t.turn_number] for t in found)) if found else set()

@@ -98,7 +98,7 @@ def item_matches(item: list[str], text: str) -> bool:
 
 
 def score_fields(record: dict, fields: dict[str, list[list[str]]]) -> dict:
-    by_path = {}
+    by_path: dict[str, dict[str, Any]] = {}
     for path, items in fields.items():
         text = flat_text(at_path(record, path))
         missed = [item for item in items if not item_matches(item, text)]
@@ -298,7 +298,7 @@ def _read_gold(folder: Path, name: str) -> dict:
         raise ForgeError(f"{path.name} is not readable JSON ({getattr(exc, 'msg', exc)}).") from None
     if not isinstance(raw, dict):
         raise ForgeError(f"{path.name} must hold one JSON object with fields, must_not, assumptions and probes.")
-    gold = {
+    gold: dict[str, Any] = {
         "fields": _path_items(raw.get("fields") or {}, path.name, "fields"),
         "must_not": _path_items(raw.get("must_not") or {}, path.name, "must_not"),
         "assumptions": _items(raw.get("assumptions") or [], path.name, "assumptions"),

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from pmforge.core.models import Mode
 from pmforge.knowledge import Catalogue
 from pmforge.understand.text import is_filler
 
@@ -45,14 +46,14 @@ _STOP = set("the a an and or of to in on for is are was were be been it its this
             "not no yes about into than then there here have has had so if all any also just very more most".split())
 
 
-def asks_to_wrap_up(pm_words: str, mode: str, active_mode: str) -> bool:
+def asks_to_wrap_up(pm_words: str, mode: Mode, active_mode: str) -> bool:
     """The PM's own words ask to close `mode` (the active one, or one they name)."""
     if not WRAP_UP.search(pm_words):
         return False
     return mode == active_mode or bool(_MODE_NAMED[mode].search(pm_words))
 
 
-def open_probes(catalogue: Catalogue, mode: str, satisfied: Iterable[str]) -> list[str]:
+def open_probes(catalogue: Catalogue, mode: Mode, satisfied: Iterable[str]) -> list[str]:
     done = set(satisfied)
     return [p for p in catalogue.order(mode) if p not in done]
 
@@ -66,7 +67,7 @@ def probes_done(probes_at_start: Iterable[str], probe_answered: str | None, pm_w
     return done
 
 
-def completion_refusal(catalogue: Catalogue, mode: str, done: set[str], pm_words: str,
+def completion_refusal(catalogue: Catalogue, mode: Mode, done: set[str], pm_words: str,
                        active_mode: str) -> str | None:
     """None when completing `mode` is justified by the probe record or the PM's words; else why not."""
     missing = open_probes(catalogue, mode, done)

@@ -10,7 +10,7 @@ summary) is left out.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
@@ -68,13 +68,15 @@ def _status(args, before, after, _org) -> str | None:
     if now.status == "invalidated":
         was_active = {a.id for a in before.assumptions if a.status == "active"}
         at_risk = [d for d in _transitive_dependants(after, now.id)
-                   if register.assumption_with_id(after, d).status == "at_risk" and d in was_active]
+                   if (dep := register.assumption_with_id(after, d)) is not None and dep.status == "at_risk"
+                   and d in was_active]
         if at_risk:
             line += f"; {_and(at_risk)} now at risk"
     elif now.status == "confirmed":
         was_guessed = {a.id for a in before.assumptions if a.confidence == "guessed"}
         upgraded = [d for d in _transitive_dependants(after, now.id)
-                    if register.assumption_with_id(after, d).confidence == "informed" and d in was_guessed]
+                    if (dep := register.assumption_with_id(after, d)) is not None and dep.confidence == "informed"
+                    and d in was_guessed]
         if upgraded:
             line += f"; {_and(upgraded)} upgraded to informed"
     return line
@@ -189,7 +191,8 @@ def _org_context(args, before, after, org_before: str) -> str | None:
     return "Org context updated" + (f": {_quote(' '.join(fresh), 16)}" if fresh else "")
 
 
-def _evaluation(describe: Callable[[BaseModel, SessionState], str], *fields: str):
+def _evaluation(describe: Callable[[Any, SessionState], str], *fields: str):
+    # `describe` reads the tool's input (a different model for each tool) and the state after it
     def ack(args, before, after, _org) -> str | None:
         old, new = before.solution_evaluation, after.solution_evaluation
         if all(getattr(old, f) == getattr(new, f) for f in fields):

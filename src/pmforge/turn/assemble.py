@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from pmforge.core.models import Manifest, RetrievedSection, RetrievedTurn, RoutingDecision, SessionState, Turn
 from pmforge.core.settings import Settings
 from pmforge.core.tokens import count_tokens, truncate_to_tokens
-from pmforge.embed import Embedder
+from pmforge.embed import Embeds
 from pmforge.index.collections import ProjectStore
 from pmforge.index.keyword import tokenize
 from pmforge.index.retrieval import Query, find_sections, find_turns
@@ -161,7 +161,7 @@ def assemble(
     message: str,
     turn_number: int,
     store: ProjectStore,
-    embedder: Embedder,
+    embedder: Embeds,
     settings: Settings,
     catalogue: Catalogue,
 ) -> AssembledContext:

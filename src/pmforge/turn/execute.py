@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterator
 
-from pmforge.core.models import SessionState, ToolCallRecord
+from pmforge.core.models import Mode, SessionState, ToolCallRecord
 from pmforge.core.settings import Settings
 from pmforge.core.tokens import count_tokens, truncate_to_tokens
 from pmforge.knowledge import CORE_INSTRUCTIONS, MODE_CORE
@@ -45,7 +45,7 @@ _CONTEXT_HEADINGS = {
 }
 
 
-def static_prefix(mode: str) -> str:
+def static_prefix(mode: Mode) -> str:
     return "\n\n".join([FORGE_SYSTEM, CORE_INSTRUCTIONS, MODE_CORE[mode]])
 
 
@@ -200,7 +200,7 @@ class Execution:
                 yield "\n\n"
             for delta in stream:
                 yield delta
-            response = stream.response
+            response = stream.consume()  # the stream is spent: this is the response it ended with
             self.result.rounds = round_no
             self.result.stop_reason = response.stop_reason
             _add_usage(self.result.usage, response.usage)

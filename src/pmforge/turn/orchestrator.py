@@ -8,7 +8,7 @@ on copies of state, so a turn that fails leaves the saved state exactly as it wa
 from __future__ import annotations
 
 import logging
-from typing import Iterator
+from typing import Generator
 
 from pmforge.core.errors import ForgeError
 from pmforge.core.models import (
@@ -91,7 +91,7 @@ class PendingTurn:
         self._streamed = False
         self.acknowledgement = ""  # what the turn's tools recorded, streamed after the reply
 
-    def __iter__(self) -> Iterator[str]:
+    def __iter__(self) -> Generator[str, None, None]:  # a generator: a stopped reply closes it
         self._streamed = True
         yield from self.execution
         # Output, not prompt: worded from the calls and the state they left, after the model has finished.

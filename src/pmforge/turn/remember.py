@@ -7,7 +7,7 @@ import logging
 from pmforge.core.errors import ForgeError
 from pmforge.core.models import RetrievedTurn, Turn
 from pmforge.core.settings import Settings
-from pmforge.embed import Embedder
+from pmforge.embed import Embedder, Embeds
 from pmforge.index.collections import MemoryPassage, ProjectStore
 from pmforge.llm.base import LLM, ChatRequest, SystemBlock
 from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
@@ -50,7 +50,7 @@ def summarize_turn(llm: LLM, user: str, assistant: str, settings: Settings, aske
 TERSE_WORDS = 25  # an answer this short is searched together with the question it answers
 
 
-def memory_passages(embedder: Embedder, turn: Turn, asked: str) -> list[MemoryPassage]:
+def memory_passages(embedder: Embeds, turn: Turn, asked: str) -> list[MemoryPassage]:
     """What a turn is found by: its summary, and each side in windows the embedder reads whole (a fact
     Forge stated, or one said in passing, is often not in the summary). A terse answer ("yes, the second
     one") is embedded with the question it answers, which is where its topic words are."""
@@ -65,7 +65,7 @@ def memory_passages(embedder: Embedder, turn: Turn, asked: str) -> list[MemoryPa
     return passages
 
 
-def remember(store: ProjectStore, embedder: Embedder, turn: Turn, asked: str = "") -> None:
+def remember(store: ProjectStore, embedder: Embeds, turn: Turn, asked: str = "") -> None:
     """Index one finished turn (idempotent: the record is keyed by the turn's stable transcript id, so two
     clones' turns with the same number never overwrite each other)."""
     record = RetrievedTurn(

@@ -9,13 +9,23 @@ Only the PM's own words are understood: pasted material is source text, never th
 from __future__ import annotations
 
 import re
+from typing import Literal
 
-from pmforge.core.models import SessionState
+from pmforge.core.models import Mode, SessionState
 from pmforge.knowledge import MODES, Catalogue
 from pmforge.understand import probes as probe_rules
 from pmforge.understand import slots
 from pmforge.understand import text as t
-from pmforge.understand.model import Correction, Departure, Fact, Hedge, ProbeAnswer, StatusChange, Understanding
+from pmforge.understand.model import (
+    Correction,
+    Departure,
+    Fact,
+    Hedge,
+    Intent,
+    ProbeAnswer,
+    StatusChange,
+    Understanding,
+)
 from pmforge.understand.text import sentences
 
 _I = re.I
@@ -143,7 +153,7 @@ _HIGH_IMPACT = re.compile(r"\b(?:whole|entire|everything|the (?:business )?case|
                           r"key|main|biggest|crucial|must|only if|depends on)\b", _I)
 
 
-def _intent(words: str, mode: str, filler: bool) -> tuple[str, str, str]:
+def _intent(words: str, mode: Mode, filler: bool) -> tuple[Intent, str, str]:
     """(intent, artifact kind, solution name) for the message as a whole."""
     if filler:
         return "filler", "", ""
@@ -235,7 +245,7 @@ def _status_changes(sentence: str, state: SessionState) -> list[StatusChange]:
                         key=lambda pair: -pair[0])
         targets = [a for score, a in scored[:1]
                    if score >= 0.5 and len(t.content_terms(sentence) & t.content_terms(a.claim)) >= 2]
-    status = "invalidated" if invalid else "confirmed"
+    status: Literal["confirmed", "invalidated"] = "invalidated" if invalid else "confirmed"
     return [StatusChange(assumption_id=a.id, status=status, reason=t.clip_words(sentence, 60)) for a in targets]
 
 
@@ -282,9 +292,9 @@ def _corrections(sentence: str, state: SessionState, earlier: list[str]) -> list
             corrections.append(Correction(old=best[1], new=new, sentence=sentence))
         return corrections
     for pattern in _PHRASE_SWAP:
-        m = pattern.search(sentence)
-        if m:
-            old, new = m.group("old").strip(" .,"), m.group("new").strip(" .,")
+        swap = pattern.search(sentence)
+        if swap:
+            old, new = swap.group("old").strip(" .,"), swap.group("new").strip(" .,")
             if len(new.split()) > 1 and len(old.split()) == 1 and old[:1].isupper() and new.split()[-1][:1].isupper():
                 new = new.split()[-1]  # "it's Rosa Delgado, not Salgado": the surname is what changes
             if old.lower() != new.lower() and any(old.lower() in s.lower() for s in earlier):
@@ -342,7 +352,7 @@ def _sentence_facts(sentence: str, mode: str) -> list[Fact]:
     return facts
 
 
-def understand(words: str, state: SessionState, mode: str | None = None, filler: bool = False, *,
+def understand(words: str, state: SessionState, mode: Mode | None = None, filler: bool = False, *,
                catalogue: Catalogue) -> Understanding:
     """What the PM's own words this turn say, for the state as it stands. `words` excludes pastes; the
     probes a message can answer are the `catalogue`'s."""
@@ -358,7 +368,7 @@ def _state_key(state: SessionState) -> tuple:
 _CACHE: dict[tuple, Understanding] = {}
 
 
-def _understand(words: str, state: SessionState, mode: str, filler: bool, catalogue: Catalogue,
+def _understand(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: Catalogue,
                 key: tuple) -> Understanding:
     cache_key = (words, mode, filler, tuple(catalogue.order(m) for m in MODES), key)
     if cache_key in _CACHE:
@@ -370,7 +380,7 @@ def _understand(words: str, state: SessionState, mode: str, filler: bool, catalo
     return result.model_copy(deep=True)
 
 
-def _read(words: str, state: SessionState, mode: str, filler: bool, catalogue: Catalogue) -> Understanding:
+def _read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: Catalogue) -> Understanding:
     intent, artifact_kind, solution_name = _intent(words, mode, filler)
     result = Understanding(intent=intent, artifact_kind=artifact_kind, solution_name=solution_name)
     if intent in ("filler", "meta") or not words.strip():
@@ -378,7 +388,7 @@ def _read(words: str, state: SessionState, mode: str, filler: bool, catalogue: C
     all_sentences = sentences(words)
     questions = [s for s in all_sentences if s.rstrip().endswith("?")]
     result.question = " ".join(questions)
-    effective_mode = "mode_2" if intent == "evaluate" else mode
+    effective_mode: Mode = "mode_2" if intent == "evaluate" else mode
     earlier = _brief_strings(state)
     facts_by_sentence: list[list[Fact]] = []
     for sentence in all_sentences:
@@ -411,7 +421,7 @@ def _read(words: str, state: SessionState, mode: str, filler: bool, catalogue: C
 def filled_slots(state: SessionState, u: Understanding) -> set[str]:
     """The skeleton slots that have content once this message is taken into account."""
     brief, metrics, evaluation = state.problem_brief, state.problem_brief.success_metrics, state.solution_evaluation
-    have = {f.slot for f in u.facts}
+    have: set[str] = {f.slot for f in u.facts}
     for slot, present in (("metric_leading", metrics.leading), ("metric_lagging", metrics.lagging),
                           ("metric_anti", metrics.anti_metrics),
                           ("do_not_proceed_if", brief.decision_criteria.do_not_proceed_if),

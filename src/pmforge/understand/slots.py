@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from pmforge.understand import text as t
-from pmforge.understand.model import Fact
+from pmforge.understand.model import Fact, Slot
 
 _I = re.I
 
@@ -135,7 +135,7 @@ SOLUTION = re.compile(
     _I,
 )
 
-RISK_CUES: dict[str, re.Pattern] = {
+RISK_CUES: dict[Slot, re.Pattern] = {
     "value_risk": re.compile(
         r"\b(?:users? (?:would|will|won'?t|wouldn'?t|want|don'?t want|need|asked|ask|prefer|like|love|hate|ignore)|"
         r"customers? (?:would|will|won'?t|wouldn'?t|want|don'?t want|need|asked|prefer|like|love|hate|ignore|pay)|"
@@ -249,7 +249,9 @@ def _has_quantity(sentence: str) -> bool:
 
 _LABEL = re.compile(r"^\W*(?:(?:the|my|our)\s+)?(leading|lagging|anti-?metric|guardrail|north star|counter-?metric)"
                     r"(?:\s+(?:indicator|metric|outcome|signal))?s?\s*(?:[:—–-]|is\b|would be\b)", _I)
-_LABEL_SLOTS = {"leading": "metric_leading", "lagging": "metric_lagging", "north star": "metric_lagging"}
+_LABEL_SLOTS: dict[str, Slot] = {
+    "leading": "metric_leading", "lagging": "metric_lagging", "north star": "metric_lagging",
+}
 
 
 def metric_facts(sentence: str) -> list[Fact]:
@@ -364,6 +366,15 @@ def stakeholder_role(sentence: str) -> str:
     return next((role for role, pattern in _ROLE_TYPES if pattern.search(sentence)), "other")
 
 
+# The word before "risk" (or a leading "Value:"), as the risk it names.
+_RISK_WORDS: dict[str, Slot] = {
+    "value": "value_risk", "usability": "usability_risk", "feasibility": "feasibility_risk",
+    "viability": "viability_risk", "technical": "feasibility_risk", "data": "feasibility_risk",
+    "business": "viability_risk", "cost": "viability_risk", "legal": "viability_risk",
+    "commercial": "viability_risk", "adoption": "value_risk", "ux": "usability_risk",
+}
+
+
 def risk_facts(sentence: str) -> list[Fact]:
     facts = []
     hits = [dim for dim, pattern in RISK_CUES.items() if pattern.search(sentence)]
@@ -375,10 +386,7 @@ def risk_facts(sentence: str) -> list[Fact]:
                          r"commercial|ux|data)\s+risk\b", sentence, _I) or re.match(
         r"^\W*(?:on\s+)?(value|usability|feasibility|viability)\s*(?:[:—–-]|risk\b|,)", sentence, _I)
     if explicit:
-        dim = {"technical": "feasibility", "data": "feasibility", "business": "viability", "cost": "viability",
-               "legal": "viability", "commercial": "viability", "adoption": "value", "ux": "usability"}.get(
-            explicit.group(1).lower(), explicit.group(1).lower())
-        hits = [f"{dim}_risk"]
+        hits = [_RISK_WORDS[explicit.group(1).lower()]]
     for dim in hits[:2]:
         facts.append(Fact(slot=dim, text=t.tidy(sentence), detail=side, level=level))
     return facts

@@ -316,7 +316,7 @@ def lower_case_names(sentence: str) -> list[str]:
         found.append(m.group(1))
     for m in re.finditer(r"(?:" + _ROLE_PHRASE + r")\s*,?\s+([a-z]{3,12})\b(?=\s*(?:,|\(|\s[a-z]+(?:s|ed)\b|$))",
                          sentence):
-        found.append(m.group(m.lastindex))
+        found.append(m.group(1))  # the pattern's only group (the role phrases capture nothing)
     for m in re.finditer(r"\b([a-z]{3,12})(?: [a-z]{2,15})?\s*\([a-z .&/-]{2,30}\)\s*(?:owns|signs|runs|leads|wants|"
                          r"says|is|has|will|would|decides|approves)\b", sentence):
         found.append(m.group(1))
@@ -334,7 +334,7 @@ _COMMON_LOWER = frozenset(
 
 def role_phrases(sentence: str) -> list[str]:
     """Roles and groups named in a sentence ('our VP of Stores', 'the union rep', 'finance')."""
-    found = []
+    found: list[str] = []
     for pattern in (ROLE_PHRASE, GROUP):
         for m in pattern.finditer(sentence):
             phrase = re.sub(r"^(?:our|the|their|my|a|an|his|her)\s+", "", m.group(0).strip(), flags=re.I)

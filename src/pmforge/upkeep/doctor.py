@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable
 
 from pmforge.core.errors import ForgeError
@@ -36,7 +37,7 @@ class Finding:
     layer: str
     problem: str  # one sentence, for the PM
     repair: str  # what --fix does about it
-    fix: Callable[[], None] = field(repr=False, default=lambda: None)
+    fix: Callable[[], object] = field(repr=False, default=lambda: None)  # what it returns is not used
     note: bool = False  # not a problem: another clone's data, or a cache brought up to date while looking
 
 
@@ -74,11 +75,11 @@ def _files(project: Project) -> list[Finding]:
         if entry.filename not in on_disk:
             found.append(Finding("files", f"{entry.filename} is listed but its upload is missing.",
                                  "remove it from the file list and the search index",
-                                 lambda e=entry: delete_file(project, e.filename)))
+                                 partial(delete_file, project, entry.filename)))
             continue
         if entry.status.startswith(INTERRUPTED):
             found.append(Finding("files", f"Indexing {entry.filename} was interrupted.", "index it",
-                                 lambda e=entry: _reingest(project, e.filename)))
+                                 partial(_reingest, project, entry.filename)))
             continue
         if not entry.indexed:
             continue
@@ -86,19 +87,19 @@ def _files(project: Project) -> list[Finding]:
         if sha != entry.sha256:
             found.append(Finding("files", f"{entry.filename} changed on disk since it was indexed.",
                                  "index the file as it is now",
-                                 lambda e=entry: _reingest(project, e.filename)))
+                                 partial(_reingest, project, entry.filename)))
         elif not ws.converted_path(entry.filename).exists():
             found.append(Finding("files", f"The converted text of {entry.filename} is missing.",
-                                 "convert the upload again", lambda e=entry: _reconvert(project, e.filename)))
+                                 "convert the upload again", partial(_reconvert, project, entry.filename)))
     for name in sorted(on_disk - listed):
         found.append(Finding("files", f"uploads/{name} is not in the file list (an upload was interrupted).",
-                             "index it", lambda n=name: _reingest(project, n)))
+                             "index it", partial(_reingest, project, name)))
     indexed = {f"{f.filename}.md" for f in manifest.file_summaries if f.indexed}
     if ws.converted.is_dir():
         for path in sorted(ws.converted.glob("*.md")):
             if path.name not in indexed:
                 found.append(Finding("files", f"converted/{path.name} belongs to no indexed file.",
-                                     "delete it", lambda p=path: p.unlink(missing_ok=True)))
+                                     "delete it", partial(path.unlink, missing_ok=True)))
     return found
 
 
@@ -122,7 +123,7 @@ def _vectors(project: Project) -> list[Finding]:
         have = stored.get(file_id)
         if have is None:
             found.append(Finding("vectors", f"{entry.filename} is not in the vector store.", "index it",
-                                 lambda e=entry: _index_missing(project, e.filename)))
+                                 partial(_index_missing, project, entry.filename)))
             continue
         if have != (entry.parent_count, entry.chunk_count):
             problem = (f"{entry.filename} is only partly in the vector store ({have[0]} of {entry.parent_count} "
@@ -132,11 +133,12 @@ def _vectors(project: Project) -> list[Finding]:
         elif file_id not in claimed_here:
             found.append(Finding("vectors", f"{entry.filename} is indexed but not claimed by this clone, so another "
                                  "clone's delete would remove it.", "claim it",
-                                 lambda e=entry: store.claim(e.file_id, e.filename)))
+                                 partial(store.claim, entry.file_id, entry.filename)))
             continue
         else:
             continue
-        found.append(Finding("vectors", problem, "index it again", lambda e=entry: _drop_and_reindex_file(project, e.filename)))
+        found.append(Finding("vectors", problem, "index it again",
+                             partial(_drop_and_reindex_file, project, entry.filename)))
     orphans = set()
     for file_id in sorted(set(stored) - set(expected)):
         others = [c for c in claims.get(file_id, []) if c["clone"] != store.clone.id]
@@ -149,7 +151,7 @@ def _vectors(project: Project) -> list[Finding]:
         if file_id in claimed_here:  # this clone deleted it, but its claim outlived the delete
             found.append(Finding("vectors", f"This clone still claims {others[0]['filename']}, which it no longer "
                                  "lists.", "withdraw the claim (the other clone's vectors stay)",
-                                 lambda fid=file_id: store.delete_file(fid)))
+                                 partial(store.delete_file, file_id)))
     if orphans:
         found.append(Finding("vectors", f"The vector store holds passages of {len(orphans)} file(s) that are no "
                              "longer listed.", "delete them",
@@ -175,7 +177,7 @@ def _keywords(project: Project) -> list[Finding]:
         if store.stamp(name) != store.true_stamp(name):  # contents compared by digest, not just ids
             found.append(Finding("keywords", f"The content stamp of the {what} does not match its records (two "
                                  "clones wrote at once, or the store predates stamps).",
-                                 "recompute it and rebuild the keyword index", lambda n=name: store.reindex_keywords(n)))
+                                 "recompute it and rebuild the keyword index", partial(store.reindex_keywords, name)))
             continue
         if not store.keyword_current(name):
             # The records themselves check out (above), so the local cache is merely behind them: other clones
@@ -189,7 +191,7 @@ def _keywords(project: Project) -> list[Finding]:
         if vector_ids != keyword_ids or not store.keyword_current(name):
             found.append(Finding("keywords", f"The keyword index of the {what} disagrees with the vector store "
                                  f"({len(keyword_ids - vector_ids)} extra, {len(vector_ids - keyword_ids)} missing).",
-                                 "rebuild it from the vector store", lambda n=name: store.reindex_keywords(n)))
+                                 "rebuild it from the vector store", partial(store.reindex_keywords, name)))
     return found
 
 

@@ -18,7 +18,10 @@ import urllib.error
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 CHROMIUM = os.environ.get("FORGE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -162,7 +165,7 @@ def forge_ui(workdir: Path) -> Iterator[str]:
 # ---------------------------------------------------------------- the browser
 
 @contextmanager
-def chromium() -> Iterator[object]:
+def chromium() -> Iterator[Browser]:
     """A headless Chromium (a Playwright Browser) from the system's own binary; nothing is downloaded."""
     from playwright.sync_api import sync_playwright
 

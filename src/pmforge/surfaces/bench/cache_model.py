@@ -102,7 +102,7 @@ class PromptCache:
         minimum = minimum_tokens(str(request.get("model")))
         for i in marks:
             b = blocks[i]
-            if b.prefix_tokens < minimum:
+            if b.ttl is None or b.prefix_tokens < minimum:  # (marks are breakpoints: ttl is set)
                 continue
             if b.prefix_tokens > covered:
                 written[b.ttl] += b.prefix_tokens - covered

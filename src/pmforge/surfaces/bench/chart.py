@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Mapping, Sequence
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -19,7 +20,7 @@ def _nice_step(span: float) -> float:
     return 10 * magnitude
 
 
-def line_chart(path: Path, series: dict[str, list[float]], title: str, budget: float | None = None) -> None:
+def line_chart(path: Path, series: Mapping[str, Sequence[float]], title: str, budget: float | None = None) -> None:
     img = Image.new("RGB", (W, H), "white")
     draw = ImageDraw.Draw(img)
     font = ImageFont.load_default()

@@ -21,9 +21,10 @@ import sys
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from pmforge.core.errors import ForgeError
-from pmforge.core.models import BilledCall, Usage
+from pmforge.core.models import BilledCall, CallPurpose, Usage
 from pmforge.core.tokens import count_tokens
 from pmforge.llm.costs import calls_cost, uncached_dollars
 from pmforge.surfaces.bench import session
@@ -44,6 +45,8 @@ def _stubs():
     if not path.is_file():
         raise ForgeError("forge bench cost runs from a checkout of Forge: it needs tests/stubs.py.")
     spec = importlib.util.spec_from_file_location("forge_bench_stubs", path)
+    if spec is None or spec.loader is None:  # never for a .py file that exists
+        raise ForgeError(f"forge bench cost could not load {path}.")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -64,8 +67,10 @@ class Script:
         tool_choice = request.get("tool_choice") or {}
         model = request.get("model") or ""
         if tool_choice.get("name") == "route":
-            decision = {"action": "ask_questions", "mode": "mode_1", "next_probe": None, "patterns": [],
-                        "requires_retrieval": True, "retrieval_query": "", "reasoning": "A substantive answer."}
+            decision: dict[str, Any] = {
+                "action": "ask_questions", "mode": "mode_1", "next_probe": None, "patterns": [],
+                "requires_retrieval": True, "retrieval_query": "", "reasoning": "A substantive answer.",
+            }
             return self.stubs.tool_use_message([("route", decision)], model=model, usage=self._usage(decision))
         if not request.get("tools"):  # a turn or file summary
             text = session.prose(self.rng, 40)
@@ -96,7 +101,7 @@ def _settings(stub_url: str, projects: Path):
     ))
 
 
-def _purpose_of(request: dict) -> str:
+def _purpose_of(request: dict) -> CallPurpose:
     if (request.get("tool_choice") or {}).get("name") == "route":
         return "route"
     return "reply" if request.get("tools") else "summarize_turn"

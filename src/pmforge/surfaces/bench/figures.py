@@ -7,7 +7,7 @@ import statistics
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -15,7 +15,7 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def spread(values: list[float]) -> dict:
+def spread(values: Sequence[float]) -> dict:
     if not values:
         return {}
     return {"min": min(values), "median": statistics.median(values), "max": max(values)}

@@ -68,13 +68,14 @@ def bench_ingest(words: int = 15_000) -> dict:
     t2 = time.perf_counter()
 
     stages: dict[str, float] = {}
-    last = {"stage": None, "t": time.perf_counter()}
+    last_stage, last_t = "", time.perf_counter()
 
     def progress(stage: str, done: int, total: int) -> None:
+        nonlocal last_stage, last_t
         now = time.perf_counter()
-        if last["stage"]:
-            stages[last["stage"]] = stages.get(last["stage"], 0.0) + now - last["t"]
-        last.update(stage=stage, t=now)
+        if last_stage:
+            stages[last_stage] = stages.get(last_stage, 0.0) + now - last_t
+        last_stage, last_t = stage, now
 
     project = Project.create(services, "bench")
     t3 = time.perf_counter()

@@ -23,15 +23,19 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from pmforge.core.errors import ForgeError
 from pmforge.surfaces.bench import browser
 
+if TYPE_CHECKING:
+    from playwright.sync_api import ViewportSize
+
 TARGET_FIRST_WORDS_S = 1.0        # the target for every turn
 TARGET_FILLER_COMPLETE_S = 1.5    # the target for a filler turn, end to end
-VIEWPORT = {"width": 1400, "height": 900}
+VIEWPORT: ViewportSize = {"width": 1400, "height": 900}
 # The page counts as settled after this long with nothing changing. Longer than the 0.5 s Streamlit
 # waits before it shows a run in progress, so a rerun that follows the reply is never missed.
 QUIET_S = 2.0

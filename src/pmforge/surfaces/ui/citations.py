@@ -383,6 +383,14 @@ def _citation_html(label: str, found: Excerpt | None, trailing: str = "") -> str
             '</span>')
 
 
+def _which(m: re.Match[str]) -> int:
+    """The index of the citation a match of `(?P<c0>…)|(?P<c1>…)|…` found."""
+    name = m.lastgroup
+    if name is None:  # every alternative is a named group, so one of them matched
+        raise ValueError(f"no citation group in {m.group()!r}")
+    return int(name[1:])
+
+
 def linked_reply(reply_markdown: str, sources: list, passage_of: Callable[[object], str | None]) -> str:
     """`reply_markdown` as markdown for `st.markdown(..., unsafe_allow_html=True)`: every citation naming one
     of `sources` (`SourceRef`s) opens its passage (`passage_of(source)`, None when that file version is gone)
@@ -397,7 +405,7 @@ def linked_reply(reply_markdown: str, sources: list, passage_of: Callable[[objec
 
     citations = sorted(by_citation, key=len, reverse=True)
     pattern = re.compile("|".join(f"(?P<c{i}>{_citation_pattern(c)})" for i, c in enumerate(citations)))
-    found = [(m.start(), m.end(), citations[int(m.lastgroup[1:])])
+    found = [(m.start(), m.end(), citations[_which(m)])
              for kind, start, end, _ in segments if kind == "prose"
              for m in pattern.finditer(reply_markdown, start, end)]
     cites = [(s, e) for s, e, _ in found]
@@ -412,10 +420,11 @@ def linked_reply(reply_markdown: str, sources: list, passage_of: Callable[[objec
     linked: dict[int, str] = {}
     ends: dict[int, int] = {}
     for (start, end, citation), claim in zip(found, _claims(reply_markdown, cites)):
-        trailing = _TRAILING_PUNCTUATION.match(reply_markdown, end, _segment_end(segments, start)).group()
+        punctuation = _TRAILING_PUNCTUATION.match(reply_markdown, end, _segment_end(segments, start))
+        trailing = punctuation.group() if punctuation else ""  # it matches the empty string: never None
         ends[start] = end + len(trailing)
-        candidates = [(s, passage(s)) for s in by_citation[citation]]
-        candidates = [(s, excerpt(text, claim)) for s, text in candidates if text is not None]
+        texts = [(s, passage(s)) for s in by_citation[citation]]
+        candidates = [(s, excerpt(text, claim)) for s, text in texts if text is not None]
         if candidates:
             source, best = max(candidates, key=lambda c: (c[1].matched, c[1].score))
             linked[start] = _citation_html(_label(source.citation), best, trailing)

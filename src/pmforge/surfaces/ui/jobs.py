@@ -14,7 +14,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, TypeVar
 from uuid import uuid4
 
 from pmforge.core.errors import ForgeError
@@ -64,6 +64,10 @@ class TurnJob(Job):
     stop_asked: bool = False
 
 
+AnyJob = UploadJob | TurnJob  # what the queue holds
+J = TypeVar("J", UploadJob, TurnJob)
+
+
 # A reply that arrives in one piece (the offline interviewer) is shown word by word over at most this long;
 # a streamed one (Claude) comes in small pieces already and is shown as it comes.
 REVEAL_S = 0.4
@@ -92,7 +96,7 @@ class ProjectJobs:
         self.project = project
         self.reveal_s = reveal_s
         self._lock = threading.Lock()
-        self._jobs: list[Job] = []
+        self._jobs: list[AnyJob] = []
         self._thread: threading.Thread | None = None
 
     # ---- handing work over (from a script run)
@@ -109,7 +113,7 @@ class ProjectJobs:
             if job.status == QUEUED:
                 job.status = STOPPED
 
-    def _add(self, job: Job) -> Job:
+    def _add(self, job: J) -> J:
         with self._lock:
             self._jobs.append(job)
             if self._thread is None:
@@ -119,12 +123,12 @@ class ProjectJobs:
         return job
 
     # ---- what the page shows
-    def active(self) -> list[Job]:
+    def active(self) -> list[AnyJob]:
         """Work waiting or under way, in the order it was asked for."""
         with self._lock:
             return [j for j in self._jobs if j.active]
 
-    def take_finished(self) -> list[Job]:
+    def take_finished(self) -> list[AnyJob]:
         """Work finished since the last call, to be reported once."""
         with self._lock:
             finished = [j for j in self._jobs if not j.active]
@@ -144,7 +148,7 @@ class ProjectJobs:
                 raise TimeoutError("the background work did not finish in time")
 
     # ---- the thread
-    def _next(self) -> Job | None:
+    def _next(self) -> AnyJob | None:
         with self._lock:
             job = next((j for j in self._jobs if j.status == QUEUED), None)
             if job is None:

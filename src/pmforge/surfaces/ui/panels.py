@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Iterable
 
 import streamlit as st
 
-from pmforge.core.models import Manifest, ManifestEntry, SessionState, Turn
+from pmforge.core.models import AssumptionStatus, Manifest, ManifestEntry, SessionState, Turn
 from pmforge.knowledge import Catalogue
 from pmforge.llm.costs import meter_lines
 from pmforge.outputs.briefs import problem_brief_markdown, solution_evaluation_markdown
 from pmforge.tools.assumptions import dependents
 
 MODE_NAMES = {"mode_1": "Mode 1 · Discover & Frame", "mode_2": "Mode 2 · Evaluate Solution"}
-STATUS_COLOUR = {"active": "blue", "at_risk": "orange", "confirmed": "green", "invalidated": "red"}
+STATUS_COLOUR: dict[AssumptionStatus, str] = {
+    "active": "blue", "at_risk": "orange", "confirmed": "green", "invalidated": "red",
+}
 
 
 def session_badge(state: SessionState, catalogue: Catalogue) -> None:
@@ -87,7 +90,7 @@ def meter_chart_data(turns: list[Turn]) -> dict[str, list[int]]:
             "Phase A": [t.tokens.phase_a for t in turns], "Phase B": [t.tokens.phase_b for t in turns]}
 
 
-def session_meter(state: SessionState, settings, online: bool, files: list[ManifestEntry] = ()) -> None:
+def session_meter(state: SessionState, settings, online: bool, files: Iterable[ManifestEntry] = ()) -> None:
     """Prompt tokens per turn (native chart) and, online, what the session has cost: every call, by model."""
     if not state.turns:
         return
