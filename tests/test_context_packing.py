@@ -131,9 +131,9 @@ def test_a_later_restatement_outranks_the_earlier_figure(project: Project):
     assert [t.turn_number for t in shown] == sorted(t.turn_number for t in shown)  # chronological on screen
 
 
-def test_turns_are_packed_to_the_conversation_budget(real_embedder, project: Project):
-    long_reply = " ".join(f"Point {i}: the bakery team wants the markdown list earlier in the day." for i in range(60))
-    turns = [_turn(n, f"Bakery markdown timing, round {n}.", long_reply) for n in range(1, 16)]
+def test_turns_are_packed_to_the_conversation_budget(project: Project):
+    long_reply = " ".join(f"Point {i}: the bakery team wants the markdown list earlier in the day." for i in range(40))
+    turns = [_turn(n, f"Bakery markdown timing, round {n}.", long_reply) for n in range(1, 9)]  # ~5,000 tokens
     _remember_all(project, turns)
     query = Query("When does the bakery team want the markdown list?", project.services.embedder)
     found = find_turns(project.store, query, 12, "hybrid", project.settings)

@@ -247,9 +247,19 @@ HOSTILE = [
 ]
 
 
+@pytest.fixture
+def quick_conversion_limit(isolated_env, monkeypatch):
+    """The conversion worker's time limit at 5 s instead of 20: the same path (the worker stopped, the plain
+    reader's turn, a refusal), a quarter of the wait."""
+    from pmforge.core import settings as config
+
+    monkeypatch.setenv("FORGE_CONVERT_TIMEOUT_S", "5")
+    config.get_settings.cache_clear()
+
+
 @pytest.mark.parametrize("filename, build, refused_because", HOSTILE)
-def test_a_pathological_file_finishes_within_the_hard_limit(project: Project, capsys, filename, build,
-                                                            refused_because):
+def test_a_pathological_file_finishes_within_the_hard_limit(quick_conversion_limit, project: Project, capsys,
+                                                            filename, build, refused_because):
     result = timed_ingest(project, filename, build())
     assert_one_sentence(result.message)
     if refused_because is None:
@@ -285,12 +295,12 @@ def test_a_docx_markitdown_cannot_convert_within_budget_is_read_by_the_plain_rea
 
 
 def test_chunking_is_linear_on_pathological_markdown():
-    """Chunking alone (the upload caps keep such files out of the pipeline): each input finishes within
-    the hard limit, leaves stay within their size and every offset is exact."""
+    """Chunking alone, on inputs as large as the upload caps let through (1,000,000 characters): each finishes
+    within the hard limit, leaves stay within their size and every offset is exact."""
     sizes = ChunkSizes()
     cases = {
-        "5 MB on one line": bf.one_line_markdown(5_000_000).decode(),
-        "a heading line of 2 MB of '# '": "# " + "# " * 1_000_000 + "x\n",
+        "1 MB on one line": bf.one_line_markdown(1_000_000).decode(),
+        "a heading line of 1 MB of '# '": "# " + "# " * 500_000 + "x\n",
         "5,000 nested quotes": bf.nested_quotes(5000).decode(),
         "20,000 headings": bf.many_headings(20_000).decode(),
         "a 1 MB inline image": "![chart](data:image/png;base64," + "iVBORw0KGgo" * 90_000 + ")\n",

@@ -131,27 +131,37 @@ def _question_shown(t: RetrievedTurn, shown: dict[int, RetrievedTurn], side_toke
             and set(tokenize(t.asked)) <= set(tokenize(before.assistant)))
 
 
+def _select(turns: list[RetrievedTurn], budget: int, catalogue: Catalogue,
+            side_tokens: int) -> tuple[list[RetrievedTurn], int]:
+    """The best-scored turns whose blocks fit `budget`, in chronological order, and the tokens each side
+    was clipped to. A terse answer whose question is already shown in full (the turn before is chosen) is
+    costed without repeating it. When even the best turn does not fit (a budget the fitting pass cut
+    hard), its sides are clipped shorter rather than showing nothing."""
+    ranked = sorted(turns, key=lambda t: t.score, reverse=True)
+    for side in (side_tokens, side_tokens // 2, side_tokens // 4):
+        chosen: list[RetrievedTurn] = []
+        by_number: dict[int, RetrievedTurn] = {}
+        used = 0
+        for t in ranked:
+            cost = count_tokens(turn_block(t, side, catalogue, not _question_shown(t, by_number, side))) + 2
+            if used + cost <= budget:
+                chosen.append(t)
+                by_number.setdefault(t.turn_number, t)
+                used += cost
+        if chosen or not ranked:
+            return sorted(chosen, key=lambda t: t.turn_number), side
+    return [], side_tokens
+
+
 def shown_turns(turns: list[RetrievedTurn], budget: int, catalogue: Catalogue,
                 side_tokens: int = 120) -> list[RetrievedTurn]:
-    """The best-scored turns whose blocks fit `budget`, in chronological order. A terse answer whose
-    question is already shown in full (the turn before is chosen) is costed without repeating it."""
-    chosen: list[RetrievedTurn] = []
-    by_number: dict[int, RetrievedTurn] = {}
-    used = 0
-    for t in sorted(turns, key=lambda t: t.score, reverse=True):
-        cost = count_tokens(turn_block(t, side_tokens, catalogue, not _question_shown(t, by_number, side_tokens))) + 2
-        if used + cost <= budget:
-            chosen.append(t)
-            by_number.setdefault(t.turn_number, t)
-            used += cost
-    return sorted(chosen, key=lambda t: t.turn_number)
+    return _select(turns, budget, catalogue, side_tokens)[0]
 
 
 def format_turns(turns: list[RetrievedTurn], budget: int, catalogue: Catalogue, side_tokens: int = 120) -> str:
-    shown = shown_turns(turns, budget, catalogue, side_tokens)
+    shown, side = _select(turns, budget, catalogue, side_tokens)
     by_number = {t.turn_number: t for t in shown}
-    return "\n\n".join(turn_block(t, side_tokens, catalogue, not _question_shown(t, by_number, side_tokens))
-                       for t in shown)
+    return "\n\n".join(turn_block(t, side, catalogue, not _question_shown(t, by_number, side)) for t in shown)
 
 
 def assemble(

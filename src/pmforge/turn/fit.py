@@ -122,7 +122,7 @@ class _Fitter:
                 f"({found} matching sections were left out: no room in this turn's prompt.)")
         else:
             self.ctx.conversations = kept
-            text = format_turns(kept, budget, self.ctx.catalogue) if kept else ""
+            text = format_turns(kept, budget, self.ctx.catalogue, self.settings.turn_side_whole_tokens) if kept else ""
         self.set_section(name, text)
 
     def recent(self) -> None:
