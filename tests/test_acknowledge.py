@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from forge_cli import run_forge
 from pmforge.core.models import Assumption, Manifest, SessionState, ToolCallRecord
 from pmforge.knowledge import builtin_catalogue
 from pmforge.project.project import Project
@@ -161,11 +159,9 @@ def test_an_online_turn_acknowledges_the_assumption_claude_registered(online: Pr
 
 
 def test_forge_chat_says_it_is_offline_once_on_stderr_and_never_in_a_reply(isolated_env):
-    env = dict(os.environ, FORGE_LLM="offline")
-    forge = [sys.executable, "-m", "pmforge.surfaces.cli"]
-    subprocess.run(forge + ["new", "Notice"], env=env, check=True, capture_output=True, timeout=300)
-    done = subprocess.run(forge + ["chat", "notice", "-m", OPENING, "-m", "Who else should I talk to?"],
-                          env=env, capture_output=True, text=True, timeout=600)
+    env = {"FORGE_LLM": "offline"}
+    assert run_forge(isolated_env, "new", "Notice", env=env).returncode == 0
+    done = run_forge(isolated_env, "chat", "notice", "-m", OPENING, "-m", "Who else should I talk to?", env=env)
 
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("Forge is running offline") == 1 and "ANTHROPIC_API_KEY" in done.stderr

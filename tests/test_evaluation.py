@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from forge_cli import run_forge
 from pmforge.core.settings import get_settings
 from pmforge.embed import make_embedder
 from pmforge.embed.hashing import HashingEmbedder
@@ -38,7 +37,7 @@ def _jsonl(path, rows):
 
 
 def _forge(*args):
-    done = subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", *args], capture_output=True, text=True, timeout=600)
+    done = run_forge(Path.cwd(), *args, env={})
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -89,8 +88,8 @@ def test_eval_memory_recall(tmp_path):
 
 
 def test_unknown_retriever_is_one_sentence(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", "eval", "memory", "--conversation", "x",
-                           "--questions", "y", "--retriever", "fuzzy"], capture_output=True, text=True)
+    done = run_forge(tmp_path, "eval", "memory", "--conversation", "x", "--questions", "y", "--retriever", "fuzzy",
+                     env={})
     assert done.returncode == 1 and "Traceback" not in done.stderr and "unknown" in done.stderr
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 import broken_files as bf
+from forge_cli import run_forge
 from pmforge.ingest.chunk import ChunkSizes, TableHeaders, chunk_markdown
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.project.project import Project
@@ -446,9 +447,7 @@ def test_a_credential_kept_by_an_older_forge_leaves_the_workspace_when_uploaded_
 def test_forge_ingest_of_a_dotenv_file_from_the_cli_keeps_nothing(project: Project, isolated_env: Path):
     secret = isolated_env / ".env"
     secret.write_text("ANTHROPIC_API_KEY=sk-ant-do-not-commit\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
-    done = subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", "ingest", project.ws.slug, str(secret)], env=env,
-                          cwd=isolated_env, capture_output=True, text=True, timeout=300)
+    done = run_forge(isolated_env, "ingest", project.ws.slug, str(secret), env={})
     assert done.returncode == 1, done.stdout + done.stderr
     assert "credentials" in done.stderr and "Traceback" not in done.stderr
     assert uploads(project) == set() and project.manifest().file_summaries == []

@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from chroma_server import ChromaServer
 from docs import PLAN
+from forge_cli import run_forge
 from pmforge.core.workspace import Workspace, display_name, picker_labels
 from pmforge.index.client import http_client
 from pmforge.index.collections import Clone, Lease, ProjectStore
@@ -35,9 +36,10 @@ def _env(tmp: Path, **extra) -> dict:
 
 
 def forge(tmp: Path, *args: str, **extra) -> subprocess.CompletedProcess:
-    """The real `forge` command, offline, with the test's projects folder; stdin is not a terminal."""
-    return subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", *args], cwd=tmp, env=_env(tmp, **extra),
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    """The real `forge` command (run in this process), offline, with the test's projects folder and exactly
+    the environment a subprocess would get; stdin is not a terminal."""
+    wanted = _env(tmp, **extra)
+    return run_forge(tmp, *args, env={**{name: None for name in os.environ if name not in wanted}, **wanted})
 
 
 def forge_on_a_terminal(tmp: Path, typed: str, *args: str, **extra) -> subprocess.CompletedProcess:

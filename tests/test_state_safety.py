@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from docs import PLAN
+from forge_cli import run_forge
 from pmforge.core import conflicts
 from pmforge.core.errors import ForgeError
 from pmforge.core.models import ToolCallRecord
@@ -29,12 +30,26 @@ ROOT = Path(__file__).parents[1]
 HEDGED = "I think store managers would adopt a fixed markdown time if labels printed faster."
 
 
-def forge(tmp: Path, *args: str, timeout: float = 300, **env) -> subprocess.CompletedProcess:
-    """The real `forge` command, offline, with the test's projects folder."""
-    full = {**os.environ, "FORGE_PROJECTS_DIR": str(tmp / "projects"), "FORGE_LLM": "offline",
-            "FORGE_EMBEDDINGS": os.environ.get("FORGE_EMBEDDINGS", "local"), "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}", **env}
-    for var in ("ANTHROPIC_API_KEY", "VOYAGE_API_KEY", "CHROMA_HOST"):
-        full.pop(var, None)
+def _env(tmp: Path, **env) -> dict:
+    return {"FORGE_PROJECTS_DIR": str(tmp / "projects"), "FORGE_LLM": "offline",
+            "FORGE_EMBEDDINGS": os.environ.get("FORGE_EMBEDDINGS", "local"),
+            "ANTHROPIC_API_KEY": None, "VOYAGE_API_KEY": None, "CHROMA_HOST": None, **env}
+
+
+def forge(tmp: Path, *args: str, **env) -> subprocess.CompletedProcess:
+    """The real `forge` command, offline, with the test's projects folder (run in this process)."""
+    return run_forge(tmp, *args, env=_env(tmp, **env))
+
+
+def forge_process(tmp: Path, *args: str, timeout: float = 300, **env) -> subprocess.CompletedProcess:
+    """The same in a process of its own: for a command that must meet this process's locks as another
+    window's would."""
+    full = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+    for name, value in _env(tmp, **env).items():
+        if value is None:
+            full.pop(name, None)
+        else:
+            full[name] = value
     return subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", *args], cwd=tmp, env=full, capture_output=True,
                           text=True, timeout=timeout)
 
@@ -349,8 +364,8 @@ def test_a_second_chat_waits_for_the_turn_in_progress_and_never_drops_its_messag
     worker.start()
     held.wait(10)
     try:
-        busy = forge(isolated_env, "chat", project.ws.slug, "-m", "Dana owns the shrink target.",
-                     FORGE_CHAT_BUSY_WAIT_S="1")
+        busy = forge_process(isolated_env, "chat", project.ws.slug, "-m", "Dana owns the shrink target.",
+                             FORGE_CHAT_BUSY_WAIT_S="1")
         assert busy.returncode == 1
         assert "still answering another message" in busy.stderr
         assert busy.stderr.rstrip().endswith("Dana owns the shrink target.")  # given back, not lost
@@ -377,7 +392,7 @@ def test_two_chats_at_once_both_save_their_turn(project: Project, isolated_env):
     first = subprocess.Popen([sys.executable, "-m", "pmforge.surfaces.cli", "chat", project.ws.slug, "--json", "-m",
                               "First message about stores."], cwd=isolated_env, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-    second = forge(isolated_env, "chat", project.ws.slug, "--json", "-m", "Second message about shrink.")
+    second = forge_process(isolated_env, "chat", project.ws.slug, "--json", "-m", "Second message about shrink.")
     out, err = first.communicate(timeout=300)
     assert first.returncode == 0 and second.returncode == 0, err + second.stderr
     state = project.ws.load_state()

@@ -5,16 +5,15 @@ transcript; files stay while any clone claims them; destructive work is serialis
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from chroma_server import ChromaServer
 from docs import PLAN, research_docx
+from forge_cli import run_forge
 from pmforge.core.errors import ForgeError
 from pmforge.index.collections import (
     CONVERSATIONS,
@@ -293,10 +292,9 @@ def test_vectors_of_another_embedder_on_the_server_need_reindex_force(team, tmp_
 
 
 def _forge(args: list[str], root: Path, server: ChromaServer, author: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "FORGE_PROJECTS_DIR": str(root), "CHROMA_HOST": server.host,
-           "CHROMA_PORT": str(server.port), "FORGE_AUTHOR": author, "PYTHONPATH": SRC}
-    return subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=600)
+    """The real `forge` command as that clone's author would run it (in this process)."""
+    return run_forge(root, *args, env={"FORGE_PROJECTS_DIR": str(root), "CHROMA_HOST": server.host,
+                                       "CHROMA_PORT": str(server.port), "FORGE_AUTHOR": author})
 
 
 def test_the_cli_says_what_reindex_force_will_drop_before_doing_it(team, chroma, tmp_path):
