@@ -20,7 +20,9 @@ def run_forge(cwd: Path, *args: str, env: dict[str, str | None]) -> subprocess.C
     """`forge ARGS` in `cwd` with `env` over this process's environment (None removes a variable); stdin is
     not a terminal. Returns what a subprocess run would: exit code, stdout, stderr."""
     saved_env, saved_cwd, saved_stdin = dict(os.environ), os.getcwd(), sys.stdin
-    out, err = io.StringIO(), io.StringIO()
+    out_bytes = io.BytesIO()
+    out = io.TextIOWrapper(out_bytes, encoding="utf-8", newline="")  # has .buffer, as a real stdout does
+    err = io.StringIO()
     try:
         for name, value in env.items():
             if value is None:
@@ -41,4 +43,6 @@ def run_forge(cwd: Path, *args: str, env: dict[str, str | None]) -> subprocess.C
         os.chdir(saved_cwd)
         sys.stdin = saved_stdin
         config.get_settings.cache_clear()
-    return subprocess.CompletedProcess(["forge", *args], code, out.getvalue(), err.getvalue())
+    out.flush()
+    return subprocess.CompletedProcess(["forge", *args], code, out_bytes.getvalue().decode("utf-8", "replace"),
+                                       err.getvalue())

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 from docx import Document
 from streamlit.testing.v1 import AppTest
 
+from forge_cli import run_forge
 from pmforge.core.models import SessionState, SourceRef, Turn
 from pmforge.core.transcript import turn_line
 from pmforge.outputs.export import transcript_docx, transcript_file_name, transcript_markdown
@@ -85,11 +84,11 @@ def test_a_turn_that_wrote_a_brief_names_its_files(project: Project):
 
 
 def _forge(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pmforge.surfaces.cli", *args], env=env, capture_output=True, timeout=600)
+    return run_forge(Path.cwd(), *args, env=env)
 
 
 def test_forge_export_writes_markdown_and_word(isolated_env):
-    env = dict(os.environ, FORGE_LLM="offline")
+    env = {"FORGE_LLM": "offline"}
     assert _forge("new", "Export Pilot", env=env).returncode == 0
     chat = _forge("chat", "export-pilot", "-m", "We want to cut fresh shrink by a third.",
                   "-m", "I think store managers will accept a weekly count.", env=env)
@@ -97,7 +96,7 @@ def test_forge_export_writes_markdown_and_word(isolated_env):
 
     default = _forge("export", "export-pilot", env=env)  # Markdown into the project's artifacts/
     assert default.returncode == 0, default.stderr
-    path = Path(default.stdout.decode().strip())
+    path = Path(default.stdout.strip())
     assert path.parent == isolated_env / "projects" / "export-pilot" / "artifacts"
     assert path.name.startswith("transcript-export-pilot-") and path.suffix == ".md"
     md = path.read_text()
@@ -106,20 +105,20 @@ def test_forge_export_writes_markdown_and_word(isolated_env):
 
     out = isolated_env / "transcript.docx"
     word = _forge("export", "export-pilot", "--format", "docx", "--out", str(out), env=env)
-    assert word.returncode == 0 and word.stdout.decode().strip() == str(out)
+    assert word.returncode == 0 and word.stdout.strip() == str(out)
     texts = [p.text for p in Document(str(out)).paragraphs]
     assert "I think store managers will accept a weekly count." in texts
     assert [t.split(" · ")[0] for t in texts if t.startswith("Turn ")] == ["Turn 1", "Turn 2"]
 
     stdout = _forge("export", "export-pilot", "--out", "-", env=env)
-    assert stdout.stdout.decode().startswith("# Transcript — Export Pilot")
+    assert stdout.stdout.startswith("# Transcript — Export Pilot")
 
     nowhere = _forge("export", "export-pilot", "--out", str(isolated_env / "missing" / "t.md"), env=env)
-    assert nowhere.returncode == 1 and b"Traceback" not in nowhere.stderr
-    assert nowhere.stderr.decode().strip() == f"The folder {isolated_env / 'missing'} does not exist; create it or " \
+    assert nowhere.returncode == 1 and "Traceback" not in nowhere.stderr
+    assert nowhere.stderr.strip() == f"The folder {isolated_env / 'missing'} does not exist; create it or " \
                                              "choose another --out."
     unknown = _forge("export", "nope", env=env)
-    assert unknown.returncode == 1 and "There is no project called 'nope'" in unknown.stderr.decode()
+    assert unknown.returncode == 1 and "There is no project called 'nope'" in unknown.stderr
 
 
 def test_file_names_carry_the_project_and_the_time():
