@@ -201,6 +201,11 @@ def reachable_lease(method):
     return guarded
 
 
+def _sync_threshold(col: chromadb.Collection) -> int | None:
+    hnsw = (col.configuration or {}).get("hnsw") or {}
+    return hnsw.get("sync_threshold")
+
+
 class ProjectStore:
     """Chroma collections plus their keyword indexes, changed together."""
 
@@ -208,6 +213,7 @@ class ProjectStore:
         self, client: chromadb.ClientAPI, embedder_signature: str, keyword_dir: Path, prefix: str = "",
         location: str = "the vector store", clone: Clone = Clone(),
         transcript: Callable[[], set[str]] | None = None, lease_seconds: float = 900.0,
+        memory_sync_threshold: int = 100,
     ):
         self.client = client
         self.signature = embedder_signature
@@ -215,6 +221,7 @@ class ProjectStore:
         self.location = location
         self.clone = clone
         self.lease_seconds = lease_seconds
+        self.memory_sync_threshold = memory_sync_threshold
         # The turn ids of this clone's transcript: memory search returns only those (and turns this clone
         # remembered itself), never another clone's turns it has not merged.
         self.transcript = transcript or (lambda: set())
@@ -260,17 +267,19 @@ class ProjectStore:
     @reachable
     def collection(self, name: str) -> chromadb.Collection:
         if name not in self._collections:
-            col = self.client.get_or_create_collection(
-                self._name(name),
-                metadata={"hnsw:space": "cosine", "embedder": self.signature},
-                embedding_function=None,
-            )
+            metadata: dict[str, str | int] = {"hnsw:space": "cosine", "embedder": self.signature}
+            every_turn = name in (CONVERSATIONS, MEMORY)
+            if every_turn:
+                metadata["hnsw:sync_threshold"] = self.memory_sync_threshold
+            col = self.client.get_or_create_collection(self._name(name), metadata=metadata, embedding_function=None)
             filled_by = (col.metadata or {}).get("embedder")
             if filled_by != self.signature:
                 raise EmbedderMismatch(
                     f"This project's vectors were made with {filled_by}, not {self.signature}; "
                     "rebuild them with: forge reindex --force PROJECT"
                 )
+            if every_turn and _sync_threshold(col) != self.memory_sync_threshold:  # made before this setting
+                col.modify(configuration={"hnsw": {"sync_threshold": self.memory_sync_threshold}})
             self._collections[name] = col
         return self._collections[name]
 
