@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pmforge.core.errors import ForgeError
 from pmforge.core.settings import Settings
 from pmforge.embed.base import Embedder, Embeds, EmbedStats
 
@@ -14,20 +13,7 @@ def make_embedder(settings: Settings) -> Embedder:
     if choice == "voyage":
         from pmforge.embed.voyage import VoyageEmbedder  # each provider's SDK loads only when chosen
 
-        if not settings.voyage_api_key:
-            raise ForgeError("FORGE_EMBEDDINGS=voyage needs VOYAGE_API_KEY to be set.")
-        return VoyageEmbedder(
-            settings.voyage_api_key.get_secret_value(),
-            model=settings.voyage_model,
-            dimensions=settings.voyage_dimensions,
-            base_url=settings.voyage_base_url,
-            batch_size=settings.voyage_batch_size,
-            batch_tokens=settings.voyage_batch_tokens,
-            max_attempts=settings.voyage_max_attempts,
-            backoff_s=settings.voyage_backoff_s,
-            max_wait_s=settings.voyage_max_wait_s,
-            timeout_s=settings.voyage_timeout_s,
-        )
+        return VoyageEmbedder.from_settings(settings)
     if choice == "openai":
         from pmforge.embed.openai_embed import OpenAIEmbedder
 

@@ -13,6 +13,7 @@ import voyageai.error as verr
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
 from pmforge.core.errors import ForgeError
+from pmforge.core.settings import Settings
 from pmforge.embed.base import Embedder
 
 RETRYABLE = (
@@ -31,6 +32,18 @@ def _estimate_tokens(text: str) -> int:
 
 
 class VoyageEmbedder(Embedder):
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "VoyageEmbedder":
+        if not settings.voyage_api_key:
+            raise ForgeError("FORGE_EMBEDDINGS=voyage needs VOYAGE_API_KEY to be set.")
+        return cls(
+            settings.voyage_api_key.get_secret_value(), model=settings.voyage_model,
+            dimensions=settings.voyage_dimensions, base_url=settings.voyage_base_url,
+            batch_size=settings.voyage_batch_size, batch_tokens=settings.voyage_batch_tokens,
+            max_attempts=settings.voyage_max_attempts, backoff_s=settings.voyage_backoff_s,
+            max_wait_s=settings.voyage_max_wait_s, timeout_s=settings.voyage_timeout_s,
+        )
+
     def __init__(
         self,
         api_key: str,

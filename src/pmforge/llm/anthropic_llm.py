@@ -12,12 +12,21 @@ from typing import Any, Iterator
 import anthropic
 
 from pmforge.core.errors import ForgeError
+from pmforge.core.settings import Settings
 from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ResponseStream, ToolUse, Usage
 
 
 class AnthropicLLM(LLM):
     name = "anthropic"
     online = True
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "AnthropicLLM":
+        if not settings.anthropic_api_key:
+            raise ForgeError("FORGE_LLM=anthropic needs ANTHROPIC_API_KEY to be set.")
+        return cls(settings.anthropic_api_key.get_secret_value(), base_url=settings.anthropic_base_url,
+                   timeout=settings.anthropic_timeout_s, max_retries=settings.anthropic_max_retries,
+                   cache_ttl=settings.cache_ttl)
 
     def __init__(self, api_key: str, base_url: str | None = None, timeout: float = 60.0, max_retries: int = 4,
                  cache_ttl: str = "5m"):

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pmforge.core.errors import ForgeError
 from pmforge.core.settings import Settings, get_settings
 from pmforge.embed import Embedder, make_embedder
 from pmforge.interviewer.offline import OfflineLLM
@@ -18,17 +17,9 @@ def make_llm(settings: Settings) -> LLM:
     if choice == "auto":
         choice = "anthropic" if settings.anthropic_api_key else "offline"
     if choice == "anthropic":
-        if not settings.anthropic_api_key:
-            raise ForgeError("FORGE_LLM=anthropic needs ANTHROPIC_API_KEY to be set.")
         from pmforge.llm.anthropic_llm import AnthropicLLM  # the SDK loads only when it is chosen
 
-        return AnthropicLLM(
-            settings.anthropic_api_key.get_secret_value(),
-            base_url=settings.anthropic_base_url,
-            timeout=settings.anthropic_timeout_s,
-            max_retries=settings.anthropic_max_retries,
-            cache_ttl=settings.cache_ttl,
-        )
+        return AnthropicLLM.from_settings(settings)
     if choice == "openai":
         from pmforge.llm.openai_llm import OpenAILLM  # the SDK loads only when it is chosen
 
