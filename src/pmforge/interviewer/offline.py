@@ -13,6 +13,7 @@ in both modes, so it is not said here.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import count
 
 from pmforge.core.models import RoutingDecision, SessionState
@@ -179,10 +180,17 @@ def _recorded(messages: list[dict]) -> bool:
                and names.get(b.get("tool_use_id")) not in _BOOKKEEPING for b in messages[-1]["content"])
 
 
+@lru_cache(maxsize=16384)
+def _quotes_in(reply: str) -> frozenset[int]:
+    return frozenset(int(n) for n in re.findall(r"\bin turn (\d+)\b", reply))
+
+
 def _quoted_turns(state: SessionState) -> set[int]:
+    """The earlier turns Forge has already quoted. Each reply is read once per process (replies never change),
+    so a 1,000-turn session costs what a 10-turn one does."""
     found: set[int] = set()
     for turn in state.turns:
-        found |= {int(n) for n in re.findall(r"\bin turn (\d+)\b", turn.assistant)}
+        found |= _quotes_in(turn.assistant)
     return found
 
 

@@ -4,6 +4,7 @@ project's catalogue."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from pmforge.core.models import Manifest, RouteAction, RoutingDecision, SessionState
@@ -34,7 +35,8 @@ def choose_probe(state: SessionState, order: tuple[str, ...], mode: str, satisfi
     open_probes = [p for p in order if p not in satisfied]
     if not open_probes:
         return None
-    asked = {p: sum(1 for t in state.turns if t.active_probe == p and t.active_mode == mode) for p in open_probes}
+    times = Counter(t.active_probe for t in state.turns if t.active_mode == mode)
+    asked = {p: times[p] for p in open_probes}
     fresh = [p for p in open_probes if asked[p] < max_asks]
     return fresh[0] if fresh else min(open_probes, key=lambda p: (asked[p], order.index(p)))
 
