@@ -10,7 +10,7 @@ import pytest
 from chroma_server import ChromaServer
 from docs import PLAN, research_docx
 from pmforge.core.errors import ForgeError
-from pmforge.index.collections import CONVERSATIONS, DOCUMENTS, EmbedderMismatch, ProjectStore
+from pmforge.index.collections import CONVERSATIONS, DOCUMENTS, MEMORY, EmbedderMismatch, ProjectStore
 from pmforge.index.retrieval import Query, find_parents, find_turns
 from pmforge.ingest.pipeline import delete_file, ingest_file
 from pmforge.project.project import Project
@@ -89,6 +89,24 @@ def test_conversation_memory_is_stored_and_filtered_by_turn(backend: Services):
     assert {t.turn_number for t in found} == {1, 2}  # nothing from turn 3 on
     assert project.store.keyword(CONVERSATIONS).ids() == project.store.ids(CONVERSATIONS)
     assert doctor.examine(project).consistent
+
+
+def test_memory_collections_save_their_index_often_even_when_made_before(backend: Services):
+    """Conversation memory gains a few vectors a turn: its collections save their vector index every
+    `memory_sync_threshold` writes (at Chroma's default of 1,000 each write costs more than the last), and a
+    project whose collections were made before that setting is switched when it is opened."""
+    project = Project.create(backend, "Sync suite")
+    run_turn(project, "Dana runs the Duluth bakery.")
+    wanted = project.settings.memory_sync_threshold
+    for name in (CONVERSATIONS, MEMORY):
+        collection = project.store.collection(name)
+        assert collection.configuration["hnsw"]["sync_threshold"] == wanted
+        collection.modify(configuration={"hnsw": {"sync_threshold": 1000}})  # as an earlier Forge made it
+    again = Project.open(backend, project.ws.slug)
+    for name in (CONVERSATIONS, MEMORY):
+        assert again.store.collection(name).configuration["hnsw"]["sync_threshold"] == wanted
+    run_turn(again, "Weekend shrink is the worst.")
+    assert again.store.turn_numbers() == {1, 2} and doctor.examine(again).consistent
 
 
 def test_vectors_of_another_embedder_are_refused_until_reindexed(backend: Services):
