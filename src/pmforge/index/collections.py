@@ -486,15 +486,11 @@ class ProjectStore:
     ) -> list[tuple[str, float, dict]]:
         """Leaf windows by cosine similarity, best first, as (window id, similarity, {parent_id, start, end})."""
         leaves = self.collection(DOCUMENTS)
-        count = leaves.count()
-        if count == 0:
-            return []
         where = {"file_id": {"$in": file_ids}} if file_ids else None
         self.stats.count(DOCUMENTS)
-        hits = leaves.query(
-            query_embeddings=[query_vector], n_results=min(n, count), where=where,
-            include=["metadatas", "distances"],
-        )
+        # No count() first: Chroma returns what it holds when asked for more, and a count costs a call per search.
+        hits = leaves.query(query_embeddings=[query_vector], n_results=n, where=where,
+                            include=["metadatas", "distances"])
         return [(i, 1.0 - d, m) for i, m, d in zip(hits["ids"][0], hits["metadatas"][0], hits["distances"][0])]
 
     def keyword_windows(self, query: str, n: int, file_ids: list[str] | None = None) -> list[tuple[str, float, dict]]:
@@ -607,30 +603,32 @@ class ProjectStore:
     ) -> list[tuple[str, float, dict]]:
         """Turn ids ranked by their best passage's similarity, with that passage's side and offsets.
         Memory indexed before passages existed is searched by its summaries."""
-        col = self.collection(MEMORY)
-        if col.count() == 0:
-            col = self.collection(CONVERSATIONS)
-        count = col.count()
-        if count == 0:
-            return []
         visible = self.visible_turns()
         if not visible:
             return []
-        self.stats.count(col.name[len(self.prefix):])
 
         def keep(m: dict) -> bool:
             return m.get("turn_id", "") in visible and (before_turn is None or m["turn_number"] < before_turn)
 
         # A `where` filter makes Chroma scan (several times slower at 1k turns), and the turns it would
         # exclude are few (the most recent; another clone's): over-fetch and filter here, unless too few survive.
-        hits = col.query(query_embeddings=[query_vector], n_results=min(candidates + SEARCH_MARGIN, count),
-                         include=["metadatas", "distances"])
+        # No count() first: asked for more than it holds, Chroma returns what it holds.
+        for name in (MEMORY, CONVERSATIONS):
+            col = self.collection(name)
+            self.stats.count(name)
+            hits = col.query(query_embeddings=[query_vector], n_results=candidates + SEARCH_MARGIN,
+                             include=["metadatas", "distances"])
+            if hits["ids"][0]:
+                break
+        else:
+            return []
+        held = len(hits["ids"][0])  # all the collection holds, when that is fewer than asked for
         rows = [(m, d) for m, d in zip(hits["metadatas"][0], hits["distances"][0]) if keep(m)]
-        if len(rows) < min(candidates, count, len(visible)) // 2:
+        if len(rows) < min(candidates, held, len(visible)) // 2:
             where: dict = {"turn_id": {"$in": sorted(visible)}}
             if before_turn is not None:
                 where = {"$and": [where, {"turn_number": {"$lt": before_turn}}]}
-            hits = col.query(query_embeddings=[query_vector], n_results=min(candidates, count),
+            hits = col.query(query_embeddings=[query_vector], n_results=candidates,
                              where=where, include=["metadatas", "distances"])
             rows = list(zip(hits["metadatas"][0], hits["distances"][0]))
         best: dict[str, tuple[float, dict]] = {}

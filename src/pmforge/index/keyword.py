@@ -222,6 +222,7 @@ class TurnIndex:
         self.path = Path(folder) / f"{name}.sqlite"
         self._local = threading.local()
         self._write = threading.Lock()
+        self._writes = 0  # this object's own commits: SQLite's data_version counts only other connections'
 
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
@@ -258,22 +259,34 @@ class TurnIndex:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+            finally:
+                self._writes += 1
 
     def delete_where(self, key: str, value) -> None:
         if key not in ("id", "turn_number"):
             raise ValueError(f"turns are deleted by id or turn_number, not {key}")
         with self._write:
             self._db().execute(f"DELETE FROM turns WHERE {key} = ?", (value,))
+            self._writes += 1
 
     def clear(self) -> None:
         with self._write:
             db = self._db()
             db.execute("DELETE FROM turns")
             db.execute("INSERT OR REPLACE INTO info VALUES ('format', ?)", (str(INDEX_FORMAT),))
+            self._writes += 1
 
     def numbers(self) -> dict[str, int]:
-        """id → turn number of every indexed turn: how a matched turn's neighbours are found."""
-        return {i: int(n) for i, n in self._db().execute("SELECT id, turn_number FROM turns")}
+        """id → turn number of every indexed turn: how a matched turn's neighbours are found. Read again only
+        after a write (this process's or another's), so every search does not scan the whole table; the
+        mapping returned is shared: read it, do not change it."""
+        db = self._db()
+        version = (db.execute("PRAGMA data_version").fetchone()[0], self._writes)
+        cached = getattr(self._local, "numbers", None)
+        if cached is None or cached[0] != version:
+            cached = (version, {i: int(n) for i, n in db.execute("SELECT id, turn_number FROM turns")})
+            self._local.numbers = cached
+        return cached[1]
 
     def search(self, query: str, n: int, before_turn: int | None = None) -> list[tuple[str, float, dict]]:
         """The best `n` turns, best first, as (id, BM25 score, {"turn_number"})."""

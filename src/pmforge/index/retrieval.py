@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Literal
 
 from pmforge.core.models import RetrievedSection, RetrievedTurn
@@ -276,12 +277,17 @@ def find_parents(
 
 # ---------------------------------------------------------------- conversation memory
 
+@lru_cache(maxsize=4096)  # an earlier turn's words never change; it is compared on many turns
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(tokenize(text))
+
+
 def supersede(turns: list[RetrievedTurn], settings: Settings, consider: int) -> None:
     """Recency among near-duplicates: when a later turn restates an earlier one (most of the shorter
     message's words recur in the other) and scores nearly as well, it ranks above it — "the budget is
     now 350k" wins over the first figure. Only the `consider` best candidates are compared."""
     top = sorted(turns, key=lambda t: t.score, reverse=True)[:consider]
-    words = {id(t): set(tokenize(t.user)) for t in top}
+    words = {id(t): _terms(t.user) for t in top}
     by_time = sorted(top, key=lambda t: t.turn_number)
     for i, earlier in enumerate(by_time):
         a = words[id(earlier)]
