@@ -109,6 +109,37 @@ def test_memory_collections_save_their_index_often_even_when_made_before(backend
     assert again.store.turn_numbers() == {1, 2} and doctor.examine(again).consistent
 
 
+def test_a_database_busy_with_another_writer_is_waited_for(monkeypatch, isolated_env):
+    """A Chroma server several clones share answers "database is locked" now and then (SQLite refuses a
+    write that would deadlock with another writer's). That cannot be provoked on cue here, so the refusal
+    is injected into the real client: a turn waits it out, and a database that stays busy gives a sentence,
+    not a stack trace, with nothing half-written."""
+    from chromadb.api.models.Collection import Collection
+    from chromadb.errors import InternalError
+
+    from pmforge.index.client import StoreUnavailable
+    from pmforge.turn.remember import remember
+
+    project = Project.create(use_server(monkeypatch, None), "Busy suite")
+    real_upsert, refusals = Collection.upsert, {"left": 2}
+
+    def upsert(self, *args, **kwargs):
+        if refusals["left"]:
+            refusals["left"] -= 1
+            raise InternalError("Database error: error returned from database: (code: 5) database is locked")
+        return real_upsert(self, *args, **kwargs)
+
+    monkeypatch.setattr(Collection, "upsert", upsert)
+    run_turn(project, "Dana runs the Duluth bakery.")
+    assert refusals["left"] == 0 and project.store.turn_numbers() == {1}
+    refusals["left"] = 10**6
+    project.store.busy_wait_s = 0.2
+    with pytest.raises(StoreUnavailable, match="busy"):
+        remember(project.store, project.services.embedder, project.state().turns[0])
+    refusals["left"] = 0
+    assert doctor.examine(project).consistent
+
+
 def test_vectors_of_another_embedder_are_refused_until_reindexed(backend: Services):
     project = Project.create(backend, "Mismatch suite")
     ingest_file(project, "plan.md", PLAN)

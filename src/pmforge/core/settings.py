@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     # Conversation memory gains a few vectors every turn; Chroma saves its vector index every N writes, and until
     # it does each write costs more than the last (Chroma's default, 1,000: 17 -> 43 ms per write; 100: flat ~9 ms).
     memory_sync_threshold: int = 100
+    # A server database busy with another clone's write ("database is locked") is retried this long before a
+    # change gives up with a clear message (nothing half-written: every write can simply run again).
+    store_busy_wait_s: float = 10.0
 
     # --- models ---
     phase_b_model: str = "claude-sonnet-4-5"  # replies and tool calls

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Callable, Final, Iterable, Iterator, Literal, 
 
 import chromadb
 import httpx
-from chromadb.errors import NotFoundError
+from chromadb.errors import InternalError, NotFoundError
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random_exponential
 
 from pmforge.core.errors import ForgeError
 from pmforge.core.models import RetrievedSection, RetrievedTurn
@@ -163,20 +164,35 @@ class LeaseHeld(ForgeError):
     """Another clone holds the project's lease for destructive work."""
 
 
+def _busy(exc: BaseException) -> bool:
+    """A Chroma database that refused a write because another writer held it (SQLite's "database is
+    locked"): on a server several clones share, a moment's wait clears it."""
+    return isinstance(exc, InternalError) and "database is locked" in str(exc)
+
+
 def reachable(method):
     """Turn a lost connection to a Chroma server into one clear sentence (the client reconnects by itself
     once the server is back, so the next call simply works). A collection that vanished under a cached
-    handle (another clone ran `forge reindex --force`) is fetched again once before giving up."""
+    handle (another clone ran `forge reindex --force`) is fetched again once before giving up, and a
+    database busy with another writer is waited for (up to the store's `busy_wait_s`)."""
 
     @functools.wraps(method)
     def guarded(self: "ProjectStore", *args, **kwargs):
+        def patiently():
+            # Every write Forge makes is an upsert or a delete by id or condition: running it again after
+            # the database refused it as busy changes nothing twice.
+            for attempt in Retrying(retry=retry_if_exception(_busy), stop=stop_after_delay(self.busy_wait_s),
+                                    wait=wait_random_exponential(multiplier=0.05, max=1.0), reraise=True):
+                with attempt:
+                    return method(self, *args, **kwargs)
+
         try:
             try:
-                return method(self, *args, **kwargs)
+                return patiently()
             except NotFoundError:
                 self._collections.clear()  # handles to collections that were dropped and perhaps re-made
                 try:
-                    return method(self, *args, **kwargs)
+                    return patiently()
                 except NotFoundError:
                     raise StoreGone(
                         f"This project's collections on {self.location} were removed while Forge was using "
@@ -186,6 +202,13 @@ def reachable(method):
             raise StoreUnavailable(
                 f"{self.location[0].upper()}{self.location[1:]} is not reachable ({type(exc).__name__}); "
                 "nothing was changed — try again once it is back."
+            ) from None
+        except InternalError as exc:
+            if not _busy(exc):
+                raise
+            raise StoreUnavailable(
+                f"{self.location[0].upper()}{self.location[1:]} stayed busy with other writers for "
+                f"{self.busy_wait_s:g} s; nothing was changed — try again in a moment."
             ) from None
 
     return guarded
@@ -213,7 +236,7 @@ class ProjectStore:
         self, client: chromadb.ClientAPI, embedder_signature: str, keyword_dir: Path, prefix: str = "",
         location: str = "the vector store", clone: Clone = Clone(),
         transcript: Callable[[], set[str]] | None = None, lease_seconds: float = 900.0,
-        memory_sync_threshold: int = 100,
+        memory_sync_threshold: int = 100, busy_wait_s: float = 10.0,
     ):
         self.client = client
         self.signature = embedder_signature
@@ -222,6 +245,7 @@ class ProjectStore:
         self.clone = clone
         self.lease_seconds = lease_seconds
         self.memory_sync_threshold = memory_sync_threshold
+        self.busy_wait_s = busy_wait_s
         # The turn ids of this clone's transcript: memory search returns only those (and turns this clone
         # remembered itself), never another clone's turns it has not merged.
         self.transcript = transcript or (lambda: set())

@@ -80,7 +80,8 @@ def open_store(workspace: Workspace, signature: str, settings: Settings, server:
                         location=f"the Chroma server at {settings.chroma_host}:{settings.chroma_port}" if shared
                         else "the project's embedded vector store",
                         clone=clone_identity(workspace, settings), transcript=lambda: transcript_ids(workspace),
-                        lease_seconds=settings.lease_seconds, memory_sync_threshold=settings.memory_sync_threshold)
+                        lease_seconds=settings.lease_seconds, memory_sync_threshold=settings.memory_sync_threshold,
+                        busy_wait_s=settings.store_busy_wait_s)
 
 
 @dataclass
