@@ -29,3 +29,16 @@ def test_vectors_are_deterministic_unit_length_and_lexical():
 def test_windows_are_the_local_models_windows():
     text = "Shrink in produce rose to 6.1% across the Midwest stores. " * 120
     assert HashingEmbedder().windows(text) == LocalEmbedder().windows(text)
+
+
+def test_the_local_model_batches_by_length_without_changing_a_vector():
+    """Texts of very different lengths run in separate batches (padding costs as much as text); every text
+    still gets the vector it gets alone, in the order asked."""
+    long_text = " ".join(f"Store {i} marked down {i % 7} trays of bread before close." for i in range(60))
+    texts = ["ok", long_text, "Dana runs the Duluth bakery.", long_text[:400], "yes"]
+    model = LocalEmbedder()
+    together = np.array(model.embed_documents(texts))
+    alone = np.array([model.embed_documents([t])[0] for t in texts])
+    assert together.shape == (5, 384)
+    assert np.allclose(together, alone, atol=1e-5)
+    assert not np.allclose(together[0], together[4])  # each text kept its own place

@@ -75,12 +75,16 @@ class LocalEmbedder(Embedder):
 
     def _embed(self, texts: list[str], kind: str) -> list[list[float]]:
         tokenizer, session, inputs = _load()
-        out: list[list[float]] = []
+        out: dict[int, list[float]] = {}
         with self._lock:
-            for i in range(0, len(texts), BATCH):
-                enc = tokenizer.encode_batch(texts[i : i + BATCH])
-                ids = np.array([e.ids for e in enc], dtype=np.int64)
-                mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+            encoded = tokenizer.encode_batch(texts)
+            for batch in _similar_lengths([sum(e.attention_mask) for e in encoded]):
+                enc = [encoded[i] for i in batch]
+                longest = max(sum(e.attention_mask) for e in enc)
+                # Padding to the batch's longest text costs as much as text: batches of similar lengths waste
+                # little (a turn's short summary no longer runs at the length of its longest window).
+                ids = np.array([e.ids[:longest] for e in enc], dtype=np.int64)
+                mask = np.array([e.attention_mask[:longest] for e in enc], dtype=np.int64)
                 feeds = {"input_ids": ids, "attention_mask": mask}
                 if "token_type_ids" in inputs:
                     feeds["token_type_ids"] = np.zeros_like(ids)
@@ -88,5 +92,16 @@ class LocalEmbedder(Embedder):
                 weights = mask[..., None].astype(np.float32)
                 pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
                 pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-                out.extend(pooled.astype(float).tolist())
-        return out
+                out.update(zip(batch, pooled.astype(float).tolist()))
+        return [out[i] for i in range(len(texts))]
+
+
+def _similar_lengths(lengths: list[int]) -> list[list[int]]:
+    """Indexes of the texts in batches of at most BATCH, shortest first, a new batch whenever a text is over
+    twice as long as the batch's shortest."""
+    batches: list[list[int]] = []
+    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        if not batches or len(batches[-1]) >= BATCH or lengths[i] > 2 * lengths[batches[-1][0]]:
+            batches.append([])
+        batches[-1].append(i)
+    return batches
