@@ -8,6 +8,8 @@ it never crashes the turn.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from pydantic import ValidationError
 
 from pmforge.llm.base import ToolSpec
@@ -18,7 +20,13 @@ TOOLS: dict[str, Tool] = {t.name: t for module in (assumptions, brief, solution,
 
 
 def tool_specs() -> list[ToolSpec]:
-    return [tool.spec() for tool in TOOLS.values()]
+    return list(_specs())
+
+
+@lru_cache(maxsize=1)
+def _specs() -> tuple[ToolSpec, ...]:
+    # Fixed in code and slow to derive (pydantic builds each JSON schema anew): once per process.
+    return tuple(tool.spec() for tool in TOOLS.values())
 
 
 def run_tool(name: str, raw_input: dict, ctx: ToolContext) -> tuple[bool, str]:
