@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import tempfile
 from contextlib import contextmanager
@@ -22,20 +23,30 @@ def spread(values: Sequence[float]) -> dict:
 
 
 @contextmanager
-def scratch_projects(prefix: str) -> Iterator[Path]:
-    """A throwaway projects folder for one benchmark. Set in the environment, not just in settings,
-    because the app under AppTest reads its settings from there."""
-    from pmforge.core import settings as config
-
+def scratch_folder(prefix: str) -> Iterator[Path]:
+    """A throwaway folder for one benchmark's projects, removed afterwards (a bench leaves nothing behind)."""
     root = Path(tempfile.mkdtemp(prefix=prefix))
-    previous = os.environ.get("FORGE_PROJECTS_DIR")
-    os.environ["FORGE_PROJECTS_DIR"] = str(root)
-    config.get_settings.cache_clear()
     try:
         yield root
     finally:
-        if previous is None:
-            os.environ.pop("FORGE_PROJECTS_DIR", None)
-        else:
-            os.environ["FORGE_PROJECTS_DIR"] = previous
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def scratch_projects(prefix: str) -> Iterator[Path]:
+    """`scratch_folder` as the projects folder, set in the environment, not just in settings, because the
+    app under AppTest reads its settings from there."""
+    from pmforge.core import settings as config
+
+    previous = os.environ.get("FORGE_PROJECTS_DIR")
+    with scratch_folder(prefix) as root:
+        os.environ["FORGE_PROJECTS_DIR"] = str(root)
         config.get_settings.cache_clear()
+        try:
+            yield root
+        finally:
+            if previous is None:
+                os.environ.pop("FORGE_PROJECTS_DIR", None)
+            else:
+                os.environ["FORGE_PROJECTS_DIR"] = previous
+            config.get_settings.cache_clear()

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import io
 import random
-import tempfile
 import time
-from pathlib import Path
 
 from pmforge.core.tokens import count_tokens
-from pmforge.surfaces.bench.figures import spread
+from pmforge.surfaces.bench.figures import scratch_folder, spread
 
 _VOCAB = (
     "store shopper markdown shrink bakery produce dairy label printer region director budget metric pilot "
@@ -58,51 +56,52 @@ def bench_ingest(words: int = 15_000) -> dict:
     from pmforge.project.services import Services
 
     data = synthetic_docx(words=words)
-    settings = config.get_settings().model_copy(update={"projects_dir": Path(tempfile.mkdtemp(prefix="forge-bench-"))})
-    services = Services.from_settings(settings)
+    with scratch_folder("forge-bench-") as scratch:
+        settings = config.get_settings().model_copy(update={"projects_dir": scratch})
+        services = Services.from_settings(settings)
 
-    t0 = time.perf_counter()
-    markdown = convert("report.docx", data, 10**9).markdown
-    t1 = time.perf_counter()
-    parents = chunk_markdown(markdown, chunk_sizes(settings))
-    t2 = time.perf_counter()
+        t0 = time.perf_counter()
+        markdown = convert("report.docx", data, 10**9).markdown
+        t1 = time.perf_counter()
+        parents = chunk_markdown(markdown, chunk_sizes(settings))
+        t2 = time.perf_counter()
 
-    stages: dict[str, float] = {}
-    last_stage, last_t = "", time.perf_counter()
+        stages: dict[str, float] = {}
+        last_stage, last_t = "", time.perf_counter()
 
-    def progress(stage: str, done: int, total: int) -> None:
-        nonlocal last_stage, last_t
-        now = time.perf_counter()
-        if last_stage:
-            stages[last_stage] = stages.get(last_stage, 0.0) + now - last_t
-        last_stage, last_t = stage, now
+        def progress(stage: str, done: int, total: int) -> None:
+            nonlocal last_stage, last_t
+            now = time.perf_counter()
+            if last_stage:
+                stages[last_stage] = stages.get(last_stage, 0.0) + now - last_t
+            last_stage, last_t = stage, now
 
-    project = Project.create(services, "bench")
-    t3 = time.perf_counter()
-    result = ingest_file(project, "report.docx", data, progress)
-    total = time.perf_counter() - t3
-    windows = len(project.store.ids("documents"))
-    leaves = [count_tokens(l.text) for p in parents for l in p.leaves]
-    parent_sizes = [p.tokens for p in parents]
-    return {
-        "ok": result.ok,
-        "document": {"bytes": len(data), "words": len(markdown.split()), "markdown_chars": len(markdown)},
-        "embedder": services.embedder.signature,
-        "seconds": {
-            "convert": round(t1 - t0, 3),
-            "chunk": round(t2 - t1, 3),
-            "embed": round(stages.get("Embedding", 0.0), 3),
-            "store": round(stages.get("Saving", 0.0), 3),
-            "ingest_total": round(total, 3),
-        },
-        "chunks": {
-            "parents": len(parents),
-            "leaves": len(leaves),
-            "embedded_windows": windows,
-            "leaf_tokens": spread(leaves),
-            "parent_tokens": spread(parent_sizes),
-        },
-        "embedding_throughput_windows_per_s": round(windows / stages["Embedding"], 1) if stages.get("Embedding") else None,
-    }
+        project = Project.create(services, "bench")
+        t3 = time.perf_counter()
+        result = ingest_file(project, "report.docx", data, progress)
+        total = time.perf_counter() - t3
+        windows = len(project.store.ids("documents"))
+        leaves = [count_tokens(l.text) for p in parents for l in p.leaves]
+        parent_sizes = [p.tokens for p in parents]
+        return {
+            "ok": result.ok,
+            "document": {"bytes": len(data), "words": len(markdown.split()), "markdown_chars": len(markdown)},
+            "embedder": services.embedder.signature,
+            "seconds": {
+                "convert": round(t1 - t0, 3),
+                "chunk": round(t2 - t1, 3),
+                "embed": round(stages.get("Embedding", 0.0), 3),
+                "store": round(stages.get("Saving", 0.0), 3),
+                "ingest_total": round(total, 3),
+            },
+            "chunks": {
+                "parents": len(parents),
+                "leaves": len(leaves),
+                "embedded_windows": windows,
+                "leaf_tokens": spread(leaves),
+                "parent_tokens": spread(parent_sizes),
+            },
+            "embedding_throughput_windows_per_s": round(windows / stages["Embedding"], 1) if stages.get("Embedding") else None,
+        }
 
 

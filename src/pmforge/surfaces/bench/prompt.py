@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from pmforge.core.tokens import count_tokens
 from pmforge.knowledge import CORE_INSTRUCTIONS, MODE_CORE, builtin_catalogue
 from pmforge.prompt import render
 from pmforge.surfaces.bench import session
+from pmforge.surfaces.bench.figures import scratch_folder
 from pmforge.tools import tool_specs
 from pmforge.turn.execute import FORGE_SYSTEM
 
@@ -75,72 +75,73 @@ def bench_prompt(turns: int, chart: Path | None = None, workload: str = "default
     from pmforge.turn.orchestrator import start_turn
 
     heavy = workload == "heavy"
-    settings = config.get_settings().model_copy(update={"projects_dir": Path(tempfile.mkdtemp(prefix="forge-bench-"))})
-    services = Services.from_settings(settings.model_copy(update={"llm": "offline"}))
-    verbose = None
-    if heavy:
-        from pmforge.surfaces.bench.verbose_llm import VerboseLLM
+    with scratch_folder("forge-bench-") as scratch:
+        settings = config.get_settings().model_copy(update={"projects_dir": scratch})
+        services = Services.from_settings(settings.model_copy(update={"llm": "offline"}))
+        verbose = None
+        if heavy:
+            from pmforge.surfaces.bench.verbose_llm import VerboseLLM
 
-        verbose = services.llm = VerboseLLM(services.llm)
-    project = Project.create(services, "prompt bench")
-    for name, data in (session.heavy_documents() if heavy else session.documents()).items():
-        ingest_file(project, name, data)
-    if heavy:
-        with project.operation("org context"):
-            manifest = project.manifest()
-            manifest.org_context = session.org_context()
-            project.ws.save_manifest(manifest)
+            verbose = services.llm = VerboseLLM(services.llm)
+        project = Project.create(services, "prompt bench")
+        for name, data in (session.heavy_documents() if heavy else session.documents()).items():
+            ingest_file(project, name, data)
+        if heavy:
+            with project.operation("org context"):
+                manifest = project.manifest()
+                manifest.org_context = session.org_context()
+                project.ws.save_manifest(manifest)
 
-    phase_a, phase_b, baseline, rounds, prefix = [], [], [], [], 0
-    reported_matches = 0
-    started = time.perf_counter()
-    for message in (session.heavy_messages(turns) if heavy else session.messages(turns)):
-        pending = start_turn(project, message)
-        baseline.append(baseline_phase_b(pending.state, pending.manifest, message))
-        record = pending.finish()
-        reported = record.tokens.phase_b_rounds or [record.tokens.phase_b]
-        # The heavy run counts what each round really sent (seen by the LLM), and checks the report against it.
-        sent = verbose.take_rounds() if verbose else reported
-        reported_matches += record.tokens.phase_b == max(sent)
-        rounds.append(sent)
-        phase_a.append(record.tokens.phase_a)
-        phase_b.append(max(sent))
-        prefix = record.tokens.sections.get("static_prefix", prefix)
-    elapsed = time.perf_counter() - started
-    state = project.state()
-    round_figures, round_within = _rounds_summary(rounds, settings.phase_b_budget)
+        phase_a, phase_b, baseline, rounds, prefix = [], [], [], [], 0
+        reported_matches = 0
+        started = time.perf_counter()
+        for message in (session.heavy_messages(turns) if heavy else session.messages(turns)):
+            pending = start_turn(project, message)
+            baseline.append(baseline_phase_b(pending.state, pending.manifest, message))
+            record = pending.finish()
+            reported = record.tokens.phase_b_rounds or [record.tokens.phase_b]
+            # The heavy run counts what each round really sent (seen by the LLM), and checks the report against it.
+            sent = verbose.take_rounds() if verbose else reported
+            reported_matches += record.tokens.phase_b == max(sent)
+            rounds.append(sent)
+            phase_a.append(record.tokens.phase_a)
+            phase_b.append(max(sent))
+            prefix = record.tokens.sections.get("static_prefix", prefix)
+        elapsed = time.perf_counter() - started
+        state = project.state()
+        round_figures, round_within = _rounds_summary(rounds, settings.phase_b_budget)
 
-    figures = {
-        "turns": turns,
-        "workload": workload,
-        "phase_a": _summary(phase_a, turns),
-        "phase_b": _summary(phase_b, turns),
-        "baseline_phase_b": _summary(baseline, turns),
-        "cumulative_ratio": round(sum(phase_b) / sum(baseline), 4),
-        "cacheable_prefix_tokens": prefix,
-        "budgets": {"phase_a": settings.phase_a_budget, "phase_b": settings.phase_b_budget},
-        "within_budget": {
-            "phase_a": sum(v <= settings.phase_a_budget for v in phase_a),
-            "phase_b": sum(v <= settings.phase_b_budget for v in phase_b),  # every round of the turn
-            "rounds": round_within,
-        },
-        "phase_b_rounds": round_figures,
-        "reported_phase_b_is_max_round": reported_matches,  # turns whose token report equals the largest round
-        "session": {
-            "assumptions": len(state.assumptions),
-            "filler_turns": sum(1 for t in state.turns if t.routing and not t.routing.requires_retrieval),
-            "files": len(project.manifest().file_summaries),
-            "seconds_per_turn": round(elapsed / turns, 3),
-        },
-        "series": {"phase_a": phase_a, "phase_b": phase_b, "baseline_phase_b": baseline, "phase_b_rounds": rounds},
-    }
-    if chart:
-        from pmforge.surfaces.bench.chart import line_chart
+        figures = {
+            "turns": turns,
+            "workload": workload,
+            "phase_a": _summary(phase_a, turns),
+            "phase_b": _summary(phase_b, turns),
+            "baseline_phase_b": _summary(baseline, turns),
+            "cumulative_ratio": round(sum(phase_b) / sum(baseline), 4),
+            "cacheable_prefix_tokens": prefix,
+            "budgets": {"phase_a": settings.phase_a_budget, "phase_b": settings.phase_b_budget},
+            "within_budget": {
+                "phase_a": sum(v <= settings.phase_a_budget for v in phase_a),
+                "phase_b": sum(v <= settings.phase_b_budget for v in phase_b),  # every round of the turn
+                "rounds": round_within,
+            },
+            "phase_b_rounds": round_figures,
+            "reported_phase_b_is_max_round": reported_matches,  # turns whose token report equals the largest round
+            "session": {
+                "assumptions": len(state.assumptions),
+                "filler_turns": sum(1 for t in state.turns if t.routing and not t.routing.requires_retrieval),
+                "files": len(project.manifest().file_summaries),
+                "seconds_per_turn": round(elapsed / turns, 3),
+            },
+            "series": {"phase_a": phase_a, "phase_b": phase_b, "baseline_phase_b": baseline, "phase_b_rounds": rounds},
+        }
+        if chart:
+            from pmforge.surfaces.bench.chart import line_chart
 
-        line_chart(
-            chart,
-            {"Phase B (Forge)": phase_b, "Phase A (Forge)": phase_a, "Send-everything baseline": baseline},
-            title=f"Prompt tokens per turn, {turns}-turn synthetic session" + (" (heavy)" if heavy else ""),
-            budget=settings.phase_b_budget,
-        )
-    return figures
+            line_chart(
+                chart,
+                {"Phase B (Forge)": phase_b, "Phase A (Forge)": phase_a, "Send-everything baseline": baseline},
+                title=f"Prompt tokens per turn, {turns}-turn synthetic session" + (" (heavy)" if heavy else ""),
+                budget=settings.phase_b_budget,
+            )
+        return figures

@@ -8,10 +8,9 @@ the prompt anyway, so every k here is beyond the recent window).
 from __future__ import annotations
 
 import random
-import tempfile
-from pathlib import Path
 
 from pmforge.surfaces.bench import session
+from pmforge.surfaces.bench.figures import scratch_folder
 
 GAPS = (5, 20, 50, 100, 200, 300)
 COURIERS = ["Brightline", "Northway", "Kestrel Freight", "Bluewater", "Ironbridge", "Sunpath", "Redfern", "Lakeshore"]
@@ -53,47 +52,48 @@ def bench_recall(turns: int = 360, retriever: str | None = None, seed: int = 3) 
     from pmforge.turn.orchestrator import run_turn
 
     settings = config.get_settings()
-    updates = {"projects_dir": Path(tempfile.mkdtemp(prefix="forge-bench-")), "llm": "offline"}
-    if retriever:
-        updates |= {"conversation_retriever": retriever, "document_retriever": retriever}
-    settings = settings.model_copy(update=updates)
-    project = Project.create(Services.from_settings(settings), "recall bench")
-    for name, data in session.documents().items():
-        ingest_file(project, name, data)
+    with scratch_folder("forge-bench-") as scratch:
+        updates = {"projects_dir": scratch, "llm": "offline"}
+        if retriever:
+            updates |= {"conversation_retriever": retriever, "document_retriever": retriever}
+        settings = settings.model_copy(update=updates)
+        project = Project.create(Services.from_settings(settings), "recall bench")
+        for name, data in session.documents().items():
+            ingest_file(project, name, data)
 
-    rng = random.Random(seed)
-    script = session.messages(turns, seed=seed)
-    plan: dict[int, tuple[str, int, int]] = {}  # turn -> (message, planted turn, gap) for the asking turns
-    gaps = [g for g in GAPS if g + 2 < turns]
-    facts = _facts(rng, 4 * len(gaps))
-    for i, (statement, question) in enumerate(facts):
-        gap = gaps[i % len(gaps)]
-        for _ in range(100):  # find a free (stated, asked) slot pair
-            stated = rng.randint(2, turns - gap)
-            if stated not in plan and stated + gap not in plan and script[stated - 1] != "" and stated + gap <= turns:
-                break
-        else:
-            continue
-        plan[stated] = (statement, 0, 0)
-        plan[stated + gap] = (question, stated, gap)
-    for turn, (message, _, _) in plan.items():
-        script[turn - 1] = message
+        rng = random.Random(seed)
+        script = session.messages(turns, seed=seed)
+        plan: dict[int, tuple[str, int, int]] = {}  # turn -> (message, planted turn, gap) for the asking turns
+        gaps = [g for g in GAPS if g + 2 < turns]
+        facts = _facts(rng, 4 * len(gaps))
+        for i, (statement, question) in enumerate(facts):
+            gap = gaps[i % len(gaps)]
+            for _ in range(100):  # find a free (stated, asked) slot pair
+                stated = rng.randint(2, turns - gap)
+                if stated not in plan and stated + gap not in plan and script[stated - 1] != "" and stated + gap <= turns:
+                    break
+            else:
+                continue
+            plan[stated] = (statement, 0, 0)
+            plan[stated + gap] = (question, stated, gap)
+        for turn, (message, _, _) in plan.items():
+            script[turn - 1] = message
 
-    hits: dict[int, list[bool]] = {g: [] for g in gaps}
-    for turn, message in enumerate(script, start=1):
-        record = run_turn(project, message)
-        _, stated, gap = plan.get(turn, ("", 0, 0))
-        if stated:
-            hits[gap].append(stated in record.retrieved.conversations)
-    asked = sum(len(v) for v in hits.values())
-    recalled = sum(sum(v) for v in hits.values())
-    return {
-        "turns": turns,
-        "retriever": settings.conversation_retriever,
-        "embedder": project.services.embedder.signature,
-        "k_turns_retrieved": settings.conversation_turns,
-        "facts": asked,
-        "recalled": recalled,
-        "recall": round(recalled / asked, 4) if asked else 0.0,
-        "by_gap": {str(g): round(sum(v) / len(v), 3) if v else None for g, v in hits.items()},
-    }
+        hits: dict[int, list[bool]] = {g: [] for g in gaps}
+        for turn, message in enumerate(script, start=1):
+            record = run_turn(project, message)
+            _, stated, gap = plan.get(turn, ("", 0, 0))
+            if stated:
+                hits[gap].append(stated in record.retrieved.conversations)
+        asked = sum(len(v) for v in hits.values())
+        recalled = sum(sum(v) for v in hits.values())
+        return {
+            "turns": turns,
+            "retriever": settings.conversation_retriever,
+            "embedder": project.services.embedder.signature,
+            "k_turns_retrieved": settings.conversation_turns,
+            "facts": asked,
+            "recalled": recalled,
+            "recall": round(recalled / asked, 4) if asked else 0.0,
+            "by_gap": {str(g): round(sum(v) / len(v), 3) if v else None for g, v in hits.items()},
+        }

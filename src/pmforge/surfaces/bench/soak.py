@@ -52,8 +52,12 @@ def bench_soak(turns: int = 1000, operations: int = 200, seed: int = 3) -> dict:
         messages = session.messages(turns)
         t_start = time.perf_counter()
         next_op = 0
+        files_present: list[int] = []  # files in the project at each turn: replies quote them, so turns cost more
+        present = 0
         for n, message in enumerate(messages):
+            operated = False
             while next_op < len(op_after) and op_after[next_op] == n:
+                operated = True
                 next_op += 1
                 files = [f.filename for f in project.manifest().file_summaries]
                 kind = rng.choice(["upload", "upload", "replace", "delete"]) if files else "upload"
@@ -68,6 +72,9 @@ def bench_soak(turns: int = 1000, operations: int = 200, seed: int = 3) -> dict:
                     counts[kind] += 1
                 except Exception as exc:  # a soak test reports every failure instead of stopping at one
                     errors.append(f"{kind}: {type(exc).__name__}: {exc}")
+            if operated:
+                present = len(project.manifest().file_summaries)
+            files_present.append(present)
             t0 = time.perf_counter()
             try:
                 record = run_turn(project, message)
@@ -90,6 +97,9 @@ def bench_soak(turns: int = 1000, operations: int = 200, seed: int = 3) -> dict:
             "peak_memory_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "turn_latency_start": _percentiles(latencies[:WINDOW]),
             "turn_latency_end": _percentiles(latencies[-WINDOW:]),
+            # The two windows compared above differ in files as well as in session length.
+            "files_start": round(statistics.fmean(files_present[:WINDOW]), 1) if files_present else 0,
+            "files_end": round(statistics.fmean(files_present[-WINDOW:]), 1) if files_present else 0,
             "max_phase_b_tokens": max_phase_b,
             "total_s": round(total_s, 1),
         }
