@@ -46,12 +46,16 @@ class Embedder(ABC):
         return self.embed_query_billed(text)[0]
 
     def embed_documents_billed(self, texts: list[str]) -> tuple[list[list[float]], int]:
-        """The vectors, and the tokens the provider billed for them (0 for a local model)."""
+        """The vectors, and the tokens the provider billed for them (0 for a local model). A text asked for
+        twice in one call is embedded (and billed) once: a turn's summary is both its record and a passage."""
         if not texts:
             return [], 0
         self.stats.document_texts += len(texts)
         self.stats.document_calls += 1
-        return self._embed_billed(texts, kind="document")
+        unique = list(dict.fromkeys(texts))
+        vectors, tokens = self._embed_billed(unique, kind="document")
+        by_text = dict(zip(unique, vectors))
+        return [by_text[t] for t in texts], tokens
 
     def embed_query_billed(self, text: str) -> tuple[list[float], int]:
         self.stats.queries += 1

@@ -78,9 +78,10 @@ class LocalEmbedder(Embedder):
         out: dict[int, list[float]] = {}
         with self._lock:
             encoded = tokenizer.encode_batch(texts)
-            for batch in _similar_lengths([sum(e.attention_mask) for e in encoded]):
+            lengths = [sum(e.attention_mask) for e in encoded]
+            for batch in _similar_lengths(lengths):
                 enc = [encoded[i] for i in batch]
-                longest = max(sum(e.attention_mask) for e in enc)
+                longest = max(lengths[i] for i in batch)
                 # Padding to the batch's longest text costs as much as text: batches of similar lengths waste
                 # little (a turn's short summary no longer runs at the length of its longest window).
                 ids = np.array([e.ids[:longest] for e in enc], dtype=np.int64)

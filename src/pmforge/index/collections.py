@@ -200,14 +200,14 @@ def reachable(method):
                     ) from None
         except (httpx.TransportError, ConnectionError) as exc:
             raise StoreUnavailable(
-                f"{self.location[0].upper()}{self.location[1:]} is not reachable ({type(exc).__name__}); "
+                f"{self.location_in_a_sentence} is not reachable ({type(exc).__name__}); "
                 "nothing was changed — try again once it is back."
             ) from None
         except InternalError as exc:
             if not _busy(exc):
                 raise
             raise StoreUnavailable(
-                f"{self.location[0].upper()}{self.location[1:]} stayed busy with other writers for "
+                f"{self.location_in_a_sentence} stayed busy with other writers for "
                 f"{self.busy_wait_s:g} s; nothing was changed — try again in a moment."
             ) from None
 
@@ -255,6 +255,11 @@ class ProjectStore:
         self._keyword: dict[str, KeywordIndex | TurnIndex] = {}
         self._own_turns: set[str] | None = None  # turn ids remembered by this clone, read once then kept
         self._stamp_lock = threading.Lock()  # two tabs of one app writing at once: one local stamp update each
+
+    @property
+    def location_in_a_sentence(self) -> str:
+        """`location` as the start of a sentence ("The project's embedded vector store …")."""
+        return self.location[0].upper() + self.location[1:]
 
     @property
     def shared(self) -> bool:

@@ -79,10 +79,7 @@ def remember(store: ProjectStore, embedder: Embeds, turn: Turn, asked: str = "")
         summary=turn.summary,
     )
     passages = memory_passages(embedder, turn, asked)
-    texts = [turn.summary or turn.user] + [p.text for p in passages]
-    unique = list(dict.fromkeys(texts))  # the record's text is also its summary passage: embedded once
-    by_text = dict(zip(unique, embedder.embed_documents(unique)))
-    vectors = [by_text[t] for t in texts]
+    vectors = embedder.embed_documents([turn.summary or turn.user] + [p.text for p in passages])
     store.upsert_turn(record, vectors[0], passages, vectors[1:])
 
 
