@@ -109,6 +109,10 @@ class ProblemBrief(BaseModel):
     stakeholders: list[Stakeholder] = Field(default_factory=list)
     success_metrics: SuccessMetrics = Field(default_factory=SuccessMetrics)
     decision_criteria: DecisionCriteria = Field(default_factory=DecisionCriteria)
+    why_now: str = ""  # the trigger that makes this urgent now, with its source or date
+    tried_before: list[str] = Field(default_factory=list)  # earlier attempts and what became of them
+    out_of_scope: list[str] = Field(default_factory=list)  # what this work deliberately leaves out
+    day_one_use_case: str = ""  # the one use case that has to work first
 
 
 RiskLevel = Literal["unknown", "low", "medium", "high"]

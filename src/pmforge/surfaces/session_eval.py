@@ -130,6 +130,87 @@ def score_assumptions(record: dict, gold: list[list[str]]) -> dict:
     }
 
 
+# ---------------------------------------------------------------- precision: what else got written
+
+# Enumerations (a risk's level, a build/buy recommendation) are choices, not text the brief writes.
+_ENUM_KEYS = frozenset({"level", "recommendation", "role", "validated", "status"})
+_UNSCORED_FOR_SENTENCES = ("problem_brief.stakeholders", "solution_evaluation.solution_name")
+
+
+def _prose_under(value: Any, skip: set[int]) -> Iterable[str]:
+    """The strings under a value, leaving out enumerations and the sub-values in `skip` (by id)."""
+    if id(value) in skip:
+        return
+    if isinstance(value, dict):
+        for key, v in value.items():
+            if key not in _ENUM_KEYS:
+                yield from _prose_under(v, skip)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _prose_under(v, skip)
+    elif isinstance(value, str) and value.strip():
+        yield value
+
+
+def _alternatives(items: list[list[str]]) -> list[str]:
+    return [alt.strip().lower() for item in items for term in item for alt in term.split("|") if alt.strip()]
+
+
+def _related(a: str, b: str) -> bool:
+    """One topic: a path and the paths inside it; a brief's metrics and its anti-metrics."""
+    metric = "problem_brief.success_metrics"
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".") or (a.startswith(metric) and b.startswith(metric))
+
+
+def score_precision(record: dict, fields: dict[str, list[list[str]]]) -> dict:
+    """What the record holds beyond what it should (DESIGN.md, `eval sessions`): stakeholder rows that name
+    a gold stakeholder, sentences under each scored field that speak to that field's topic, sentences filed
+    under the wrong field, and the problem statement's length."""
+    from pmforge.core.sentences import sentence_spans
+
+    gold_people = fields.get("problem_brief.stakeholders", [])
+    names = [str(row.get("name", "")).lower() for row in (at_path(record, "problem_brief.stakeholders") or [])]
+    naming = [n for n in names if any(item_matches(item, n) for item in gold_people)]
+    per_item = [sum(item_matches(item, n) for n in names) for item in gold_people]
+
+    sentences_by_path: dict[str, list[str]] = {}
+    for path in fields:
+        if path in _UNSCORED_FOR_SENTENCES:
+            continue
+        # A gold path inside this one is scored on its own (anti-metrics apart from the metrics above them).
+        inner = {id(at_path(record, p)) for p in fields if p.startswith(path + ".")}
+        if path == "problem_brief.success_metrics":
+            inner.add(id(at_path(record, "problem_brief.success_metrics.anti_metrics")))
+        sentences_by_path[path] = [text[s:e] for text in _prose_under(at_path(record, path), inner)
+                                   for s, e in sentence_spans(text)]
+    on_topic = misfiled = total = 0
+    off_topic_examples: dict[str, list[str]] = {}
+    for path, found in sentences_by_path.items():
+        topic = _alternatives([item for p, items in fields.items() if _related(p, path) for item in items])
+        others = [item for p, items in fields.items() if not _related(p, path)
+                  and p not in ("problem_brief.stakeholders",) for item in items]
+        for sentence in found:
+            lowered = sentence.lower()
+            total += 1
+            if any(alt in lowered for alt in topic):
+                on_topic += 1
+                continue
+            off_topic_examples.setdefault(path, []).append(sentence)
+            if any(item_matches(item, lowered) for item in others):
+                misfiled += 1
+    statement = str(at_path(record, "problem_brief.problem_statement") or "")
+    return {
+        "stakeholder_rows": len(names), "stakeholder_rows_naming_gold": len(naming),
+        "stakeholder_precision": _share(len(naming), len(names)), "gold_stakeholders": len(gold_people),
+        "rows_per_gold_stakeholder": round(len(names) / len(gold_people), 2) if gold_people else None,
+        "gold_stakeholders_with_several_rows": sum(n > 1 for n in per_item),
+        "sentences": total, "sentences_on_topic": on_topic, "sentence_precision": _share(on_topic, total),
+        "misfiled": misfiled, "misfiled_share": _share(misfiled, total),
+        "problem_statement_words": len(statement.split()),
+        "off_topic": off_topic_examples,
+    }
+
+
 def probe_pairs(state: SessionState, pm_turn_of: dict[int, int] | None = None) -> set[tuple[str, int]]:
     """(probe id, PM turn) for every probe a saved turn was judged to answer. `pm_turn_of` maps a saved
     turn number to its 1-based position among the conversation's user rows (identity by default)."""
@@ -190,6 +271,7 @@ def score_session(name: str, state: SessionState, gold: dict, pm_turn_of: dict[i
         "must_not": score_must_not(record, gold["must_not"]),
         "assumptions": score_assumptions(record, gold["assumptions"]),
         "probes": score_probes(probe_pairs(state, pm_turn_of), gold_probe_pairs(gold["probes"])),
+        "precision": score_precision(record, gold["fields"]),
         "modes_reached": modes_reached(state),
         "completed_modes": record["completed_modes"],
         "seconds_per_turn": _seconds(times or []),
@@ -213,8 +295,21 @@ def overall(reports: list[dict], golds: list[dict], times: list[float]) -> dict:
     # Mode 2 only counts for sessions whose gold expects a solution evaluation.
     wants_mode_2 = [r for r, g in zip(reports, golds) if any(p.startswith("solution_evaluation") for p in g["fields"])]
     reached = sum("mode_2" in r["modes_reached"] for r in wants_mode_2)
+    precision = {key: sum(r["precision"][key] or 0 for r in reports) for key in (
+        "stakeholder_rows", "stakeholder_rows_naming_gold", "gold_stakeholders", "sentences", "sentences_on_topic",
+        "misfiled")}
+    words = [r["precision"]["problem_statement_words"] for r in reports]
     return {
         "sessions": len(reports),
+        "stakeholder_precision": _share(precision["stakeholder_rows_naming_gold"], precision["stakeholder_rows"]),
+        "stakeholder_rows": precision["stakeholder_rows"], "gold_stakeholders": precision["gold_stakeholders"],
+        "rows_per_gold_stakeholder": round(precision["stakeholder_rows"] / precision["gold_stakeholders"], 2)
+        if precision["gold_stakeholders"] else None,
+        "sentence_precision": _share(precision["sentences_on_topic"], precision["sentences"]),
+        "sentences": precision["sentences"],
+        "misfiled": precision["misfiled"], "misfiled_share": _share(precision["misfiled"], precision["sentences"]),
+        "problem_statement_words": {"mean": round(statistics.fmean(words), 1) if words else None,
+                                    "max": max(words, default=0)},
         "field_capture": _share(total("fields", "captured"), total("fields", "total")),
         "fields": {"captured": total("fields", "captured"), "total": total("fields", "total"), "by_path": by_path},
         "must_not_hits": total("must_not", "hits"),
@@ -425,14 +520,17 @@ def _pct(value: float | None) -> str:
 def table(report: dict) -> str:
     """One row per session plus an overall row, for people."""
     header = ["session", "turns", "fields", "must_not", "assumptions", "unmatched", "probe P", "probe R",
-              "modes", "s/turn p50"]
+              "stakeh. P", "rows/gold", "sent. P", "misfiled", "PS words", "modes", "s/turn p50"]
     rows = []
     for r in report["sessions"]:
         f, m, a, p = r["fields"], r["must_not"], r["assumptions"], r["probes"]
         rows.append([
             r["name"], str(r["turns"]), _ratio(f["captured"], f["total"]), f"{m['hits']} of {m['total']}",
             _ratio(a["captured"], a["total"]), _ratio(a["unmatched"], a["registered"]),
-            _pct(p["precision"]), _pct(p["recall"]), "+".join(mode[-1] for mode in r["modes_reached"]),
+            _pct(p["precision"]), _pct(p["recall"]), _pct(r["precision"]["stakeholder_precision"]),
+            _pct(r["precision"]["rows_per_gold_stakeholder"]), _pct(r["precision"]["sentence_precision"]),
+            f"{r['precision']['misfiled']}/{r['precision']['sentences']}",
+            str(r["precision"]["problem_statement_words"]), "+".join(mode[-1] for mode in r["modes_reached"]),
             _pct(r["seconds_per_turn"]["p50"]),
         ])
     o = report["overall"]
@@ -440,7 +538,9 @@ def table(report: dict) -> str:
         "overall", str(sum(r["turns"] for r in report["sessions"])),
         _ratio(o["fields"]["captured"], o["fields"]["total"]), str(o["must_not_hits"]),
         _pct(o["assumption_capture"]), _pct(o["assumption_unmatched_share"]),
-        _pct(o["probe_precision"]), _pct(o["probe_recall"]), f"2: {o['mode_2_reached']}",
+        _pct(o["probe_precision"]), _pct(o["probe_recall"]), _pct(o["stakeholder_precision"]),
+        _pct(o["rows_per_gold_stakeholder"]), _pct(o["sentence_precision"]), f"{o['misfiled']}/{o['sentences']}",
+        f"{o['problem_statement_words']['mean']} (max {o['problem_statement_words']['max']})", f"2: {o['mode_2_reached']}",
         _pct(o["seconds_per_turn_p50"]),
     ])
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
