@@ -301,7 +301,7 @@ def _synthesis(state: SessionState, catalogue: Catalogue) -> str:
     if brief.target_audience:
         lines.append(f"- Audience: {t.clip_words(brief.target_audience, 30)}")
     if brief.stakeholders:
-        people = ", ".join(f"{s.name} ({offline_plan._ROLE_LABEL.get(s.role, 'involved')})"
+        people = ", ".join(f"{s.name} ({offline_plan.ROLE_LABEL.get(s.role, 'involved')})"
                            for s in brief.stakeholders[:6])
         lines.append(f"- Stakeholders: {people}" + (" and more" if len(brief.stakeholders) > 6 else ""))
     metrics = brief.success_metrics

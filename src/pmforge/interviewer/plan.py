@@ -1,87 +1,207 @@
 """The offline interviewer's note-taking: which tool calls an understood message warrants (the turn
 acknowledges what they recorded, in both modes: see `turn.acknowledge`).
 
-Every argument comes from the PM's own words (see `pmforge.understand`). Lists are sent whole
-(existing items plus new ones) because the tools replace them, which is also how a correction
-removes a superseded value instead of piling up beside it.
+Every argument comes from the PM's own words as understanding read them (`pmforge.understand`), and the
+brief is written from those records rather than pasted: the problem statement is composed from the best few
+sentences about who hurts, the pain, its size and the evidence (three sentences and 90 words at most); a
+metric is its record rendered ("Cost per return: $17 → under $9 by end of Q3"); a stakeholder is a name with
+a few words on their part. Lists are sent whole (existing items plus new ones) because the tools replace them,
+which is also how a correction removes a superseded value instead of piling up beside it.
 """
 
 from __future__ import annotations
 
 import re
 
-from pmforge.core.models import SessionState
+from pmforge.core.models import SessionState, Stakeholder
 from pmforge.tools.brief import apply_correction
-from pmforge.understand import Understanding
+from pmforge.understand import Understanding, fields, nlp
 from pmforge.understand import text as t
-from pmforge.understand.model import Fact
-from pmforge.understand.slots import GOAL, PROBLEM_EXPLICIT, is_solution
+from pmforge.understand.model import Fact, Person
 
-_ROLE_LABEL = {"decision_authority": "decision authority", "pain_holder": "feels the pain",
-               "status_quo_beneficiary": "benefits from today's way", "execution_dependency": "has to change or deliver",
-               "other": "involved"}
-_PROBLEM_CHARS = 1100
-_AUDIENCE_CHARS = 580
+ROLE_LABEL = {"decision_authority": "decision authority", "pain_holder": "feels the pain",
+              "status_quo_beneficiary": "benefits from today's way", "execution_dependency": "has to change or deliver",
+              "other": "involved"}
+PROBLEM_SENTENCES, PROBLEM_WORDS = 3, 90
+AUDIENCE_SENTENCES, AUDIENCE_WORDS = 2, 60
+WHY_NOW_SENTENCES, WHY_NOW_WORDS = 2, 60
+LIST_LIMIT = 6
+_NOTE_CHARS = 240
+_CLAUSE_CUT = re.compile(r"(?:,\s+(?:and|but|so|which|because|though|although|while|whereas)\b|;|\s[—–]\s|:\s)")
 
 
-def _merge(existing: list[str], new: list[str], limit: int = 10) -> list[str]:
-    """Existing items plus new ones; past the limit the oldest go first, except those that state an aim."""
+# ---------------------------------------------------------------- composing prose fields from sentences
+
+
+def _clause(sentence: str, words: int = 40) -> str:
+    """A long sentence cut at its last clause boundary that keeps it under `words` (whole clauses only)."""
+    if len(sentence.split()) <= words:
+        return sentence
+    cuts = [m.start() for m in _CLAUSE_CUT.finditer(sentence) if len(sentence[: m.start()].split()) <= words]
+    head = sentence[: cuts[-1]] if cuts else " ".join(sentence.split()[:words])
+    return t.tidy(head.rstrip(" ,;:—–"))
+
+
+def _field_scores(texts: list[str], label: str) -> list[float]:
+    """How strongly the classifier reads each text as speaking to `label` (re-reading what a field holds, so
+    a sentence that only arrived by an older rule can be outranked)."""
+    if not texts:
+        return []
+    return [r.p(label) for r in fields.read(texts, nlp.parse(texts))]
+
+
+def compose(existing: str, new: list[Fact], label: str, max_sentences: int, max_words: int,
+            prefer_numbers: bool = False) -> str:
+    """The best few sentences for a prose field: what it holds now plus this turn's candidates, ranked by the
+    classifier, near-duplicates dropped, within a sentence and word budget, in the order they were said."""
+    held = [s for s in t.sentences(existing)] if existing else []
+    held_scores = _field_scores(held, label)
+    candidates: list[tuple[float, int, str]] = [(score, n, s) for n, (s, score) in enumerate(zip(held, held_scores))]
+    for n, fact in enumerate(new, start=len(held)):
+        candidates.append((fact.score - (0.15 if fact.hedged else 0.0), n, _clause(fact.text)))
+    chosen: list[tuple[int, str]] = []
+    words = 0
+    ranked = sorted(candidates, key=lambda c: -c[0])
+    if prefer_numbers and ranked:
+        # The size of the pain: a sentence with a figure joins the best one when it is nearly as strong.
+        top = ranked[0]
+        sized = next((c for c in ranked[1:] if t.QUANTITY.search(c[2]) and c[0] >= 0.5 * top[0]), None)
+        if sized and not t.QUANTITY.search(top[2]):
+            ranked.remove(sized)
+            ranked.insert(1, sized)
+    for score, order, sentence in ranked:
+        size = len(sentence.split())
+        if len(chosen) >= max_sentences or not sentence:
+            break
+        if words + size > max_words or any(t.overlap(sentence, other) >= 0.6 for _, other in chosen):
+            continue
+        chosen.append((order, sentence))
+        words += size
+    return " ".join(sentence for _, sentence in sorted(chosen))
+
+
+def _merge(existing: list[str], new: list[str], limit: int = LIST_LIMIT) -> list[str]:
+    """Existing items plus new ones; an item that restates one already there replaces it; past the limit the
+    oldest go."""
     merged = list(existing)
     for item in new:
-        if not any(t.overlap(item, old) >= 0.8 for old in merged):
+        same = next((i for i, old in enumerate(merged) if t.overlap(item, old) >= 0.7), None)
+        if same is None:
             merged.append(item)
-    while len(merged) > limit:
-        plain = next((i for i, item in enumerate(merged) if not GOAL.search(item)), 0)
-        merged.pop(plain)
-    return merged
+        elif merged[same] != item:
+            merged[same] = item
+    return merged[-limit:]
 
 
-def _join_within(parts: list[str], limit: int) -> str:
-    """Sentences joined; past the limit the oldest after the first go, keeping those that name the problem."""
-    parts = list(dict.fromkeys(p for p in parts if p))
-    while len(" ".join(parts)) > limit and len(parts) > 2:
-        drop = next((i for i in range(1, len(parts) - 1) if not PROBLEM_EXPLICIT.search(parts[i])), 1)
-        parts.pop(drop)
-    return " ".join(parts)[:limit]
+def _merge_metrics(existing: list[str], new: list[Fact], limit: int = LIST_LIMIT) -> list[str]:
+    """A metric already listed under the same name is updated in place ("Cost per return: $17 → under $9"
+    replaces "Cost per return: under $10"); others are added."""
+    merged = list(existing)
+    for fact in new:
+        name = fact.subject.lower()
+        same = next((i for i, old in enumerate(merged)
+                     if (name and old.lower().startswith(name + ":")) or t.overlap(fact.text, old) >= 0.7), None)
+        if same is None:
+            merged.append(fact.text)
+        else:
+            merged[same] = fact.text
+    return merged[-limit:]
 
 
-def _sentences_of(text: str) -> list[str]:
-    return t.sentences(text) if text else []
+# ---------------------------------------------------------------- stakeholders
 
 
-def _find_stakeholder(state: SessionState, name: str):
+def find_stakeholder(state: SessionState, name: str) -> Stakeholder | None:
+    """The listed stakeholder a name refers to: the same name, or the same first name when one of the two is a
+    first name alone ("Priya" is "Priya Shah")."""
     wanted = name.casefold()
     for s in state.problem_brief.stakeholders:
         have = s.name.casefold()
-        if have == wanted or have.split()[0] == wanted.split()[0] and (" " not in have or " " not in wanted):
+        if have == wanted or have.split()[0] == wanted.split()[0] and (" " not in have or " " not in wanted) \
+                and have[:1].isalpha() and not _is_role_text(have) and not _is_role_text(wanted):
             return s
     return None
 
 
-def _stakeholder_calls(facts: list[Fact], state: SessionState, departed: set[str]) -> list[tuple[str, dict]]:
+def _is_role_text(name: str) -> bool:
+    return bool(re.match(r"^(?:the\s+)?(?:[a-z]+\s+){0,3}(?:team|department|dept|union|board|committee|vp|cfo|ceo|"
+                         r"coo|cto|head|director|manager|lead|officer)s?\b", name.casefold()))
+
+
+def _holder_of_title(state: SessionState, title: str) -> Stakeholder | None:
+    """The listed person who holds a title ("the CFO" is "Dan Brown" when his notes say CFO)."""
+    wanted = re.sub(r"^(?:the|our|their)\s+", "", title.casefold()).strip()
+    if not wanted:
+        return None
+    for s in state.problem_brief.stakeholders:
+        first = s.notes.split(";")[0].strip().casefold()
+        if first == wanted:
+            return s
+    return None
+
+
+def _note(person: Person) -> str:
+    parts = [p for p in (person.title, person.affiliation and f"from {person.affiliation}", person.note) if p]
+    return "; ".join(dict.fromkeys(parts))
+
+
+def _stakeholder_calls(people: list[Person], state: SessionState, departed: set[str],
+                       options: set[str]) -> list[tuple[str, dict]]:
     calls: list[tuple[str, dict]] = []
-    seen: set[str] = set()
-    for fact in facts:
-        role, _, title = fact.detail.partition("|")
-        name = fact.subject.strip()
-        if not name or name.casefold() in seen or name.casefold() in departed:
+    planned: dict[str, dict] = {}  # name (folded) -> the add call this turn makes for it
+    for person in people:
+        name = person.name.strip()
+        folded = name.casefold()
+        if len(name) < 2 or folded in departed or folded in options:
             continue
-        seen.add(name.casefold())
-        note = (f"{title}. " if title and title.lower() not in fact.text.lower() else "") + fact.text
-        existing = _find_stakeholder(state, name)
+        existing = find_stakeholder(state, name) or (_holder_of_title(state, name) if person.kind == "role" else None)
+        note = _note(person)
+        if existing is None and folded in planned:
+            add = planned[folded]
+            if add["role"] == "other" and person.role != "other":
+                add["role"] = person.role
+            add["notes"] = _join_notes(add["notes"], note)
+            continue
         if existing is None:
-            calls.append(("add_stakeholder", {"name": t.clip_words(name, 8)[:120], "role": role or "other",
-                                              "notes": t.clip_words(note, 60)[:400]}))
-        else:
-            update: dict = {"name": existing.name}
-            if existing.role == "other" and role and role != "other":
-                update["role"] = role
-            notes = _join_within(_sentences_of(existing.notes) + [fact.text], 400)
-            if notes != existing.notes:
-                update["notes"] = notes
-            if len(update) > 1:
-                calls.append(("update_stakeholder", update))
+            add = {"name": t.clip_words(name, 8)[:120], "role": person.role, "notes": note[:_NOTE_CHARS]}
+            planned[folded] = add
+            calls.append(("add_stakeholder", add))
+            continue
+        update: dict = {"name": existing.name}
+        if person.role != "other" and existing.role in ("other", "pain_holder") and existing.role != person.role:
+            update["role"] = person.role
+        notes = _join_notes(existing.notes, note)
+        if notes != existing.notes:
+            update["notes"] = notes
+        if len(update) > 1:
+            calls.append(("update_stakeholder", update))
     return calls
+
+
+def _join_notes(old: str, new: str) -> str:
+    parts = [p.strip() for p in old.split(";") if p.strip()]
+    for piece in (p.strip() for p in new.split(";") if p.strip()):
+        if not any(t.overlap(piece, p) >= 0.6 or piece.casefold() == p.casefold() for p in parts):
+            parts.append(piece)
+    while len("; ".join(parts)) > _NOTE_CHARS and len(parts) > 1:
+        parts.pop(1)  # the title stays first; the oldest remarks go
+    return "; ".join(parts)[:_NOTE_CHARS]
+
+
+# ---------------------------------------------------------------- the solution evaluation
+
+
+def _risk_level(stated: str, supporting: list[str], against: list[str], current: str) -> str:
+    """A level the PM stated wins; otherwise evidence that points one way sets it; otherwise not assessed."""
+    if stated:
+        return stated
+    if against and not supporting:
+        return "high" if len(against) >= 2 else "medium"
+    if supporting and not against:
+        return "low"
+    if supporting and against:
+        return "medium"
+    return current
 
 
 def _risk_calls(u: Understanding, state: SessionState) -> list[tuple[str, dict]]:
@@ -92,40 +212,35 @@ def _risk_calls(u: Understanding, state: SessionState) -> list[tuple[str, dict]]
         if not facts:
             continue
         current = getattr(evaluation, f"{dim}_risk")
-        against = _merge(current.evidence_against, [f.text for f in facts if f.detail == "against"])
-        supporting = _merge(current.evidence_for, [f.text for f in facts if f.detail == "for"])
+        against = _merge(current.evidence_against, [_clause(f.text) for f in facts if f.detail == "against"])
+        supporting = _merge(current.evidence_for, [_clause(f.text) for f in facts if f.detail == "for"])
         stated = next((f.level for f in reversed(facts) if f.level), "")
-        if stated:
-            level = stated
-        elif len(against) > len(supporting):
-            level = "high" if len(against) >= 2 * max(1, len(supporting)) else "medium"
-        elif supporting:
-            level = "low" if not against else "medium"
-        else:
-            level = current.level if current.level != "unknown" else "medium"
+        level = _risk_level(stated, supporting, against, current.level)
+        summary = _clause(max(facts, key=lambda f: f.score).text, 30)
         calls.append(("set_risk_assessment", {
-            "dimension": dim, "level": level, "summary": t.clip_words(facts[-1].text, 60)[:600],
+            "dimension": dim, "level": level, "summary": summary[:600],
             "evidence_for": supporting, "evidence_against": against}))
     return calls
 
 
-def _options(text: str) -> list[str]:
-    found = re.findall(r"\b(?:build(?:ing)? (?:it )?in-?house|build(?:ing)? our own|off[- ]the[- ]shelf|"
-                       r"(?:partner(?:ing)?|partnership) with [A-Z]\w+|[A-Z]\w+(?:'s)? (?:tool|platform|product|"
-                       r"module|app|suite|solution)|the vendor'?s? \w+)", text)
-    return [f[0].upper() + f[1:] for f in found]
+_BUILD = re.compile(r"\b(?:build(?:ing)? (?:it )?(?:in-?house|ourselves|our own|on our own)|roll our own|"
+                    r"in-?house|homegrown|home-grown)\b", re.I)
+
+
+def _options(u: Understanding, text: str) -> list[str]:
+    found = [o for o in u.options if o.lower() in text.lower()]
+    if _BUILD.search(text):
+        found.append("Build in-house")
+    if re.search(r"\bpartner(?:ing|ship)? with\b", text, re.I):
+        partner = re.search(r"\bpartner(?:ing|ship)? with\s+([A-Z][\w&'-]+(?:\s+[A-Z][\w&'-]+)?)", text)
+        found.append(f"Partner with {partner.group(1)}" if partner else "Partner")
+    return found
 
 
 def _solution_description(u: Understanding, state: SessionState, name: str) -> str:
-    said = [f.text for f in u.slot("solution")]
-    if not said and name:
-        terms = t.content_terms(name)
-        for turn in state.turns:
-            for sentence in t.sentences(turn.user):
-                if (terms & t.content_terms(sentence) or is_solution(sentence)) and not sentence.endswith("?"):
-                    said.append(t.tidy(sentence))
+    said = [f for f in u.slot("solution")]
     existing = state.solution_evaluation.solution_description
-    text = _join_within(_sentences_of(existing) + said, 1100)
+    text = compose(existing, said, "solution", 3, 90)
     return text if len(text) >= 10 else f"The option under evaluation: {name or 'the proposed solution'}."
 
 
@@ -149,24 +264,26 @@ def _mode_2_calls(u: Understanding, state: SessionState, entering: bool) -> list
     if build:
         current = evaluation.build_vs_buy
         recommendation = next((f.detail for f in reversed(build) if f.detail), current.recommendation)
-        rationale = _join_within(_sentences_of(current.rationale) + [f.text for f in build], 800)
+        rationale = compose(current.rationale, build, "build_vs_buy", 4, 120)
         calls.append(("set_build_vs_buy", {
             "recommendation": recommendation, "rationale": rationale,
-            "options_considered": _merge(current.options_considered, [o for f in build for o in _options(f.text)],
-                                         limit=6)}))
+            "options_considered": _merge(current.options_considered,
+                                         [o for f in build for o in _options(u, f.text)], limit=6)}))
     validation = u.slot("validation")
     criteria = [f.text for f in u.slot("proceed_if", "do_not_proceed_if")]
     if validation or (criteria and evaluation.validation_plan.approach):
         plan = evaluation.validation_plan
-        texts = [f.text for f in validation]
         approach = next((f.subject for f in validation if f.subject), "") or plan.approach or "pilot"
         timeline = next((f.detail for f in validation if f.detail), "") or plan.timeline
-        riskiest = plan.riskiest_assumption or _best_assumption(state, " ".join(texts))
+        riskiest = plan.riskiest_assumption or _best_assumption(state, " ".join(f.text for f in validation))
         calls.append(("set_validation_plan", {
             "riskiest_assumption": riskiest, "approach": approach[:200],
-            "description": _join_within(_sentences_of(plan.description) + texts, 800), "timeline": timeline[:200],
+            "description": compose(plan.description, validation, "validation", 4, 120), "timeline": timeline[:200],
             "success_criteria": _merge(plan.success_criteria, criteria)}))
     return calls
+
+
+# ---------------------------------------------------------------- the whole message
 
 
 def tool_calls(u: Understanding, state: SessionState, mode: str, org_context: str, entering_mode_2: bool,
@@ -185,7 +302,7 @@ def tool_calls(u: Understanding, state: SessionState, mode: str, org_context: st
                                        "reason": t.clip_words(correction.sentence, 50)[:300]}))
     departed: set[str] = set()
     for departure in u.departures:
-        old = _find_stakeholder(state, departure.name)
+        old = find_stakeholder(state, departure.name)
         if old is None:
             continue
         departed.add(old.name.casefold())
@@ -194,12 +311,14 @@ def tool_calls(u: Understanding, state: SessionState, mode: str, org_context: st
         for other in state.problem_brief.stakeholders:
             # The one who left must leave the others' notes too, or the brief still names them.
             if other is not old and re.search(r"\b" + re.escape(first) + r"\b", other.notes):
-                kept = [s for s in t.sentences(other.notes) if not re.search(r"\b" + re.escape(first) + r"\b", s)]
-                calls.append(("update_stakeholder", {"name": other.name, "notes": " ".join(kept)}))
-        if departure.replacement and _find_stakeholder(state, departure.replacement) is None:
+                kept = [s for s in other.notes.split(";") if not re.search(r"\b" + re.escape(first) + r"\b", s)]
+                calls.append(("update_stakeholder", {"name": other.name, "notes": ";".join(kept).strip()}))
+        if departure.replacement and find_stakeholder(state, departure.replacement) is None:
             departed.add(departure.replacement.casefold())
+            title = old.notes.split(";")[0].strip() if old.notes else ""
             calls.append(("add_stakeholder", {"name": departure.replacement, "role": old.role,
-                                              "notes": t.clip_words(t.tidy(departure.sentence), 50)}))
+                                              "notes": "; ".join(p for p in (title, f"took over from {old.name}")
+                                                                 if p)}))
     for change in u.status_changes:
         calls.append(("update_assumption_status", {"id": change.assumption_id, "status": change.status,
                                                    "reason": change.reason[:400]}))
@@ -208,33 +327,46 @@ def tool_calls(u: Understanding, state: SessionState, mode: str, org_context: st
         if any(t.overlap(hedge.claim, claim) >= 0.8 for claim in known):
             continue
         known.append(hedge.claim)
+        basis = (f"Turn {turn_number}: {hedge.evidence}" if hedge.evidence
+                 else f"Turn {turn_number}: said as a belief, not yet checked")
         calls.append(("register_assumption", {
             "claim": hedge.claim[:400], "type": hedge.type, "impact": hedge.impact, "confidence": "guessed",
-            "basis": t.clip_words(f"The PM, turn {turn_number}: “{hedge.sentence}”", 60)[:400]}))
+            "basis": t.clip_words(basis, 60)[:400]}))
 
     brief = state.problem_brief
-    problem = [f.text for f in u.slot("problem")]
+    problem = u.slot("problem")
     if problem and mode == "mode_1":
-        statement = _join_within(_sentences_of(brief.problem_statement) + problem, _PROBLEM_CHARS)
+        statement = compose(brief.problem_statement, problem, "problem", PROBLEM_SENTENCES, PROBLEM_WORDS,
+                            prefer_numbers=True)
         if statement != brief.problem_statement and len(statement) >= 10:
             calls.append(("update_problem_statement", {"problem_statement": statement}))
-    audience = [f.text for f in u.slot("audience")]
+    audience = u.slot("audience")
     if audience:
-        merged = _join_within(_sentences_of(brief.target_audience) + audience, _AUDIENCE_CHARS)
-        if merged != brief.target_audience:
+        merged = compose(brief.target_audience, audience, "audience", AUDIENCE_SENTENCES, AUDIENCE_WORDS)
+        if merged != brief.target_audience and len(merged) >= 3:
             calls.append(("update_target_audience", {"target_audience": merged}))
-    calls += _stakeholder_calls(u.slot("stakeholder"), state, departed)
+    options = {o.casefold() for o in u.options} | {o.casefold() for o in
+                                                   state.solution_evaluation.build_vs_buy.options_considered}
+    calls += _stakeholder_calls(u.people, state, departed, options)
     metrics = brief.success_metrics
     changes = {}
     for field, slot in (("leading", "metric_leading"), ("lagging", "metric_lagging"), ("anti_metrics", "metric_anti")):
-        new = [f.text for f in u.slot(slot)]
+        new = u.slot(slot)
         if new:
-            changes[field] = _merge(getattr(metrics, field), new)
+            merged_metrics = _merge_metrics(getattr(metrics, field), new)
+            if merged_metrics != getattr(metrics, field):
+                changes[field] = merged_metrics
     if changes:
         calls.append(("update_success_metrics", changes))
     for kind in ("proceed_if", "do_not_proceed_if"):
+        listed = getattr(brief.decision_criteria, kind)
         for fact in u.slot(kind):
-            calls.append(("add_decision_criterion", {"kind": kind, "criterion": t.clip_words(fact.text, 50)[:300]}))
+            criterion = _clause(fact.text, 45)
+            if len(criterion) >= 5 and not any(t.overlap(criterion, c) >= 0.7 for c in listed):
+                calls.append(("add_decision_criterion", {"kind": kind, "criterion": criterion[:300]}))
+    context = _context_changes(u, state)
+    if context:
+        calls.append(("update_problem_context", context))
     org = [f.text for f in u.slot("org_context")]
     if org:
         calls.append(("update_org_context", {"org_context": " ".join([org_context, *org]).strip()[:3000]}))
@@ -243,3 +375,25 @@ def tool_calls(u: Understanding, state: SessionState, mode: str, org_context: st
     if u.intent == "artifact" and u.artifact_kind:
         calls.append(("generate_artifact", {"kind": u.artifact_kind}))
     return calls
+
+
+def _context_changes(u: Understanding, state: SessionState) -> dict:
+    brief = state.problem_brief
+    changes: dict = {}
+    why = u.slot("why_now")
+    if why:
+        text = compose(brief.why_now, why, "why_now", WHY_NOW_SENTENCES, WHY_NOW_WORDS)
+        if text and text != brief.why_now:
+            changes["why_now"] = text[:600]
+    for field, slot in (("tried_before", "tried_before"), ("out_of_scope", "out_of_scope")):
+        new = [_clause(f.text, 40) for f in u.slot(slot)]
+        if new:
+            merged = _merge(getattr(brief, field), new)
+            if merged != getattr(brief, field):
+                changes[field] = merged
+    day_one = u.slot("day_one")
+    if day_one:
+        text = compose(brief.day_one_use_case, day_one, "day_one", 1, 45)
+        if text and text != brief.day_one_use_case:
+            changes["day_one_use_case"] = text[:400]
+    return changes

@@ -214,3 +214,27 @@ def remove_decision_criterion(args: RemoveDecisionCriterion, ctx: ToolContext) -
         raise ToolError(f"Not in {args.kind}: {args.criterion!r}. Listed: {items}")
     items.remove(match)
     return f"Removed from {args.kind}."
+
+
+class UpdateProblemContext(BaseModel):
+    """Set the problem brief's context: why now, what was tried before, what is out of scope, the one use case
+    that must work first. Each field given replaces it (lists whole); omit what stays."""
+
+    why_now: str | None = Field(None, max_length=600, description="The trigger that makes this urgent now, with its "
+                                                                  "source or date.")
+    tried_before: list[str] | None = Field(None, description="Earlier attempts at this problem and what became "
+                                                             "of them.")
+    out_of_scope: list[str] | None = Field(None, description="What this work deliberately leaves out.")
+    day_one_use_case: str | None = Field(None, max_length=400, description="The one use case that has to work "
+                                                                           "first.")
+
+
+@TOOLS.add
+def update_problem_context(args: UpdateProblemContext, ctx: ToolContext) -> str:
+    given = args.model_dump(exclude_none=True)
+    if not given:
+        raise ToolError("Give at least one of why_now, tried_before, out_of_scope, day_one_use_case.")
+    brief = ctx.state.problem_brief
+    for field, value in given.items():
+        setattr(brief, field, [v.strip() for v in value if v.strip()] if isinstance(value, list) else value.strip())
+    return "Problem context updated (" + ", ".join(given) + ")."

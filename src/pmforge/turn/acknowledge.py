@@ -119,6 +119,25 @@ def _brief_text(field: str, label: str):
     return ack
 
 
+_CONTEXT_LABELS = {"why_now": "why now", "tried_before": "tried before", "out_of_scope": "out of scope",
+                   "day_one_use_case": "day-one use case"}
+
+
+def _problem_context(args, before, after, _org) -> str | None:
+    parts = []
+    for field in args.model_dump(exclude_none=True):
+        old, new = getattr(before.problem_brief, field), getattr(after.problem_brief, field)
+        if old == new:
+            continue
+        if isinstance(new, list):
+            added = [item for item in new if item not in old]
+            parts.append(f"{_CONTEXT_LABELS[field]} — {_quote(added[-1], 12)}" if added
+                         else f"{_CONTEXT_LABELS[field]} updated")
+        else:
+            parts.append(f"{_CONTEXT_LABELS[field]} {'updated' if old else 'recorded'} — {_quote(new, 12)}")
+    return "Problem brief: " + "; ".join(parts) if parts else None
+
+
 def _add_stakeholder(args, before, after, _org) -> str | None:
     added = brief.stakeholder_named(after, args.name)
     if added is None or brief.stakeholder_named(before, args.name) is not None:
@@ -206,6 +225,8 @@ def _risk(args, before, after, _org) -> str | None:
     old, new = getattr(before.solution_evaluation, field), getattr(after.solution_evaluation, field)
     if old == new:
         return None
+    if new.level == "unknown":
+        return f"Solution evaluation: {args.dimension} risk evidence recorded (level not assessed yet)"
     return f"Solution evaluation: {args.dimension} risk rated {new.level}"
 
 
@@ -239,6 +260,7 @@ _ACKS: dict[str, Ack] = {
     "remove_stakeholder": _remove_stakeholder,
     "correct_fact": _correct,
     "update_success_metrics": _metrics,
+    "update_problem_context": _problem_context,
     "add_decision_criterion": _add_criterion,
     "remove_decision_criterion": _remove_criterion,
     "update_org_context": _org_context,

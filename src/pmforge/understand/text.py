@@ -34,6 +34,10 @@ def clip_words(text: str, words: int) -> str:
     return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
 
 
+def capitalise(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def tidy(sentence: str) -> str:
     """A sentence as it should sit in the brief: no chatty lead-in, capitalised, one full stop."""
     s = sentence.strip().strip("-–— ")

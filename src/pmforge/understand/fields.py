@@ -1,0 +1,231 @@
+"""Which field of the brief a sentence speaks to: a small learned classifier on sentence embeddings.
+
+Each label has its own logistic regression over the MiniLM embedding Forge already ships (the local
+embedder, whatever embedder the project searches with) plus a few facts the parse gives (a number, money, a
+date, a person, a question, a condition). The weights are trained from the labelled PM sentences in
+`training/sentences/` by `scripts/train-understanding` and shipped as `data/fields.npz`, with the digest of
+the corpus they came from. Each label has a threshold chosen on held-out folds for precision: below it the
+label is not given, and a sentence no label clears records nothing (the interviewer asks instead).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import zlib
+from collections import OrderedDict
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+import numpy as np
+
+from pmforge.understand import text as t
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
+
+LABELS = (
+    "problem", "audience", "stakeholder", "metric_leading", "metric_lagging", "anti_metric", "proceed_if",
+    "do_not_proceed_if", "why_now", "tried_before", "out_of_scope", "day_one", "dependencies", "platform",
+    "solution", "value_risk", "usability_risk", "feasibility_risk", "viability_risk", "build_vs_buy", "validation",
+    "org_context", "none",
+)
+WORD_BUCKETS = 4096  # hashed lemma unigrams and bigrams beside the embedding
+WEIGHTS = Path(__file__).with_name("data") / "fields.npz"
+CORPUS = Path(__file__).resolve().parents[3] / "training" / "sentences"
+
+
+# ---------------------------------------------------------------- features
+
+
+def parse_features(doc: "Doc") -> list[float]:
+    """What the parse says about a sentence, as numbers the classifier weighs beside its embedding."""
+    text = doc.text
+    ents = {e.label_ for e in doc.ents}
+    words = len([w for w in doc if not w.is_punct])
+    return [
+        float(text.rstrip().endswith("?")),
+        float(bool(t.NUMBER.search(text))),
+        float("PERCENT" in ents or "%" in text),
+        float("MONEY" in ents or any(c in text for c in "$£€")),
+        float(bool(ents & {"DATE", "TIME"})),
+        float("PERSON" in ents),
+        float(bool(ents & {"ORG", "PRODUCT"})),
+        float(any(w.dep_ == "mark" and w.lower_ in ("if", "unless") for w in doc)),
+        float(any(w.dep_ == "neg" for w in doc)),
+        float(t.is_hedged(text)),
+        min(words, 40) / 40.0,
+        float(words <= 4),
+    ]
+
+
+N_PARSE_FEATURES = 12
+
+
+def word_features(doc: "Doc") -> np.ndarray:
+    """Which lemmas and lemma pairs a sentence uses, hashed into WORD_BUCKETS (crc32: the same on every machine).
+    The embedding reads the gist; these keep the small words that decide a field ("if", "not", "tried")."""
+    vector = np.zeros(WORD_BUCKETS, dtype=np.float32)
+    lemmas = [w.lemma_.lower() for w in doc if not w.is_punct and not w.like_num and not w.is_space]
+    for gram in lemmas + [f"{a} {b}" for a, b in zip(lemmas, lemmas[1:])]:
+        vector[zlib.crc32(gram.encode("utf-8")) % WORD_BUCKETS] = 1.0
+    return vector
+
+
+def corpus_digest(folder: Path = CORPUS) -> str:
+    """sha256 over the corpus files' names and bytes, in name order: what the shipped weights were trained on."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.jsonl")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def read_corpus(folder: Path = CORPUS) -> list[dict]:
+    rows = []
+    for path in sorted(folder.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                row["source"] = path.stem
+                rows.append(row)
+    return rows
+
+
+# ---------------------------------------------------------------- the trained model
+
+
+@dataclass
+class Weights:
+    labels: tuple[str, ...]
+    coef: np.ndarray  # labels × features
+    bias: np.ndarray  # labels
+    thresholds: np.ndarray  # labels
+    mean: np.ndarray  # features: standardisation learnt with the weights
+    scale: np.ndarray
+    corpus: str  # corpus_digest() at training time
+    embedder: str
+
+    def save(self, path: Path = WEIGHTS) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("wb") as handle:
+            np.savez(handle, labels=np.array(self.labels), coef=self.coef.astype(np.float32),
+                     bias=self.bias.astype(np.float32), thresholds=self.thresholds.astype(np.float32),
+                     mean=self.mean.astype(np.float32), scale=self.scale.astype(np.float32),
+                     corpus=np.array(self.corpus), embedder=np.array(self.embedder))
+
+    @classmethod
+    def load(cls, path: Path = WEIGHTS) -> "Weights":
+        with np.load(path, allow_pickle=False) as data:
+            return cls(labels=tuple(str(x) for x in data["labels"]), coef=data["coef"], bias=data["bias"],
+                       thresholds=data["thresholds"], mean=data["mean"], scale=data["scale"],
+                       corpus=str(data["corpus"]), embedder=str(data["embedder"]))
+
+    def logits(self, features: np.ndarray) -> np.ndarray:
+        return ((features - self.mean) / self.scale) @ self.coef.T + self.bias
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-self.logits(features)))
+
+
+@lru_cache(maxsize=1)
+def weights() -> Weights:
+    return Weights.load()
+
+
+# ---------------------------------------------------------------- sentence embeddings, cached
+
+
+class _SentenceVectors:
+    """MiniLM vectors for sentences, remembered: a message is read by understanding and its sentences are met
+    again when the brief is recomposed."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        from pmforge.embed.local import LocalEmbedder
+
+        with self._lock:
+            missing = [x for x in dict.fromkeys(texts) if x not in self._cache]
+        if missing:
+            vectors = _embedder().embed_documents(missing)
+            with self._lock:
+                for text, vector in zip(missing, vectors):
+                    self._cache[text] = np.asarray(vector, dtype=np.float32)
+                while len(self._cache) > self._size:
+                    self._cache.popitem(last=False)
+        with self._lock:
+            return np.stack([self._cache[x] for x in texts]) if texts else np.zeros(
+                (0, LocalEmbedder.dimensions), dtype=np.float32)
+
+
+@lru_cache(maxsize=1)
+def _embedder():
+    from pmforge.embed.local import LocalEmbedder
+
+    return LocalEmbedder()
+
+
+sentence_vectors = _SentenceVectors()
+
+
+def features(texts: list[str], docs: Iterable["Doc"]) -> np.ndarray:
+    docs = list(docs)
+    vectors = sentence_vectors(texts)
+    parsed = np.array([parse_features(d) for d in docs], dtype=np.float32).reshape(len(texts), N_PARSE_FEATURES)
+    words = np.stack([word_features(d) for d in docs]) if docs else np.zeros((0, WORD_BUCKETS), dtype=np.float32)
+    return np.hstack([vectors, parsed, words])
+
+
+# ---------------------------------------------------------------- reading sentences
+
+
+@dataclass
+class Reading:
+    """A sentence's label probabilities and the labels that cleared their thresholds."""
+
+    probabilities: dict[str, float]
+    labels: list[str]
+
+    def p(self, label: str) -> float:
+        return self.probabilities.get(label, 0.0)
+
+    def has(self, *labels: str) -> bool:
+        return any(label in self.labels for label in labels)
+
+
+# A sentence's best label is taken, even below its own threshold, when it is this likely and beats "none".
+TOP_LABEL_FLOOR = 0.3
+# Log-odds added to the labels that answer the question Forge just asked: a PM mostly answers what was asked.
+EXPECTED_BONUS = 1.0
+
+
+def read(texts: list[str], docs: list["Doc"], expected: Iterable[str] = ()) -> list[Reading]:
+    """The labels each sentence speaks to. "none" on its own, or nothing at all, means record nothing.
+    `expected` are the labels that would answer the question Forge asked last."""
+    if not texts:
+        return []
+    model = weights()
+    logits = model.logits(features(texts, docs))
+    for label in expected:
+        if label in model.labels:
+            logits[:, model.labels.index(label)] += EXPECTED_BONUS
+    probs = 1.0 / (1.0 + np.exp(-logits))
+    none_at = model.labels.index("none")
+    readings = []
+    for row in probs:
+        chosen = [label for label, p, cut in zip(model.labels, row, model.thresholds) if p >= cut and label != "none"]
+        ranked = sorted((j for j in range(len(model.labels)) if j != none_at), key=lambda j: -row[j])
+        top = ranked[0]
+        if model.labels[top] not in chosen and row[top] >= TOP_LABEL_FLOOR and row[top] > row[none_at]:
+            chosen.append(model.labels[top])
+        if chosen and row[none_at] >= 0.5 and row[none_at] > max(row[model.labels.index(c)] for c in chosen):
+            chosen = []  # chit-chat that happens to share a word with a field
+        readings.append(Reading({label: float(p) for label, p in zip(model.labels, row)}, chosen))
+    return readings

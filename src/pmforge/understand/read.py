@@ -1,0 +1,343 @@
+"""Reading one message: sentences → parse → learned field labels → structured records.
+
+For each statement the PM typed, spaCy's parse gives entities, noun phrases and dependency heads; the learned
+classifier (`fields`) says which fields of the brief the sentence speaks to, or abstains; then each field's
+reader turns the sentence into a record: a metric with its baseline, target and deadline; a decision criterion
+with its polarity; an assumption's clean claim with its evidence apart; the people, roles and teams it names.
+Rules stay where rules are right: numbers, money, dates, corrections, hedges, and the request a message makes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from pmforge.core.models import Mode, SessionState
+from pmforge.knowledge import MODES, Catalogue
+from pmforge.understand import changes, claims, fields, metrics, nlp, people
+from pmforge.understand import probes as probe_rules
+from pmforge.understand import text as t
+from pmforge.understand.intent import evaluation_target, intent_of
+from pmforge.understand.model import Fact, Hedge, Metric, Person, Slot, Understanding
+from pmforge.understand.text import sentences
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
+
+_I = re.I
+# Labels that file a sentence under a field of the problem brief, in either mode.
+_BRIEF_SLOTS: dict[str, Slot] = {
+    "problem": "problem", "audience": "audience", "why_now": "why_now", "tried_before": "tried_before",
+    "out_of_scope": "out_of_scope", "day_one": "day_one", "dependencies": "dependencies", "platform": "platform",
+    "org_context": "org_context",
+}
+# Labels that feed the solution evaluation, read only once an option is being evaluated.
+_EVALUATION_SLOTS: dict[str, Slot] = {
+    "value_risk": "value_risk", "usability_risk": "usability_risk", "feasibility_risk": "feasibility_risk",
+    "viability_risk": "viability_risk", "build_vs_buy": "build_vs_buy", "validation": "validation",
+}
+MAX_FIELDS_PER_SENTENCE = 2  # a sentence filed in three places is filed in at least one wrong one
+
+_STOP_WORDS = re.compile(
+    r"\b(?:kill|stop|scrap|shelve|abandon|pull the plug|walk away|drop (?:it|this|the)|no[- ]go|pause|halt|"
+    r"shut (?:it|this) down|bin it|call it off|back out|rethink|deal-?breaker|red line|show-?stopper)\b", _I)
+_NEGATED_GO = re.compile(
+    r"\b(?:don'?t|do not|won'?t|will not|wouldn'?t|would not|shouldn'?t|should not|not|never|no)\s+(?:\w+\s+){0,2}?"
+    r"(?:go ahead|proceed|roll (?:it )?out|launch|scale|expand|continue|fund|build|buy|sign|move forward|"
+    r"go live|bother)\b", _I)
+_UNLESS = re.compile(r"\bunless\b", _I)
+_STATED_LEVEL = re.compile(
+    r"\b(?:(low|medium|moderate|high|huge|big|biggest|major|minor|small|massive|serious|main|top|real)(?:est)?[- ]"
+    r"(?:\w+[- ])?risk|risk (?:is|looks|seems|feels|is probably|would be) (?:pretty |quite |very |fairly |really )?"
+    r"(low|medium|moderate|high|small|big|huge|minimal|manageable|serious|limited|significant))\b", _I)
+_LEVEL_WORDS = {"low": "low", "minor": "low", "small": "low", "minimal": "low", "manageable": "low", "limited": "low",
+                "medium": "medium", "moderate": "medium", "high": "high", "huge": "high", "big": "high",
+                "biggest": "high", "major": "high", "massive": "high", "serious": "high", "main": "high",
+                "top": "high", "real": "high", "significant": "high"}
+# Evidence that cuts against an option: doubts, obstacles, costs, failures. Read on the parse's negations
+# too, so "they don't use the app" is against and "they already use the app" is for.
+_AGAINST = re.compile(
+    r"\b(?:worr\w*|concern\w*|risk\w*|problem\w*|issue\w*|hard|difficult|doubt\w*|fail\w*|expensive|costly|slow|"
+    r"messy|dirty|missing|gaps?|unclear|unknown|blocker\w*|push(?:ed)? back|hate\w*|resist\w*|struggl\w*|"
+    r"confus\w*|clunky|complicated|legacy|ignore\w*|overrid\w*|nobody|no one|only \d|too (?:much|many|long|slow|"
+    r"hard|expensive)|brittle|flaky|manual|nervous|sceptic\w*|skeptic\w*|lock-?in|veto|complain\w*|tight|"
+    r"stretch\w*|can'?t|cannot|won'?t|wouldn'?t|isn'?t|aren'?t|doesn'?t|don'?t|didn'?t|never|lack\w*|"
+    r"no (?:api|budget|data|one|way|time))\b", _I)
+_FOR = re.compile(
+    r"\b(?:already|proven|works? (?:well|fine)|easy|easily|cheap|affordable|have the data|exists|tested well|"
+    r"liked|loved|love|asked for|willing|fits|compatible|supports?|ready|in place|good|great|strong|solid|"
+    r"confident|clean|reliable|accurate|fast|quick|simple|signed off|approved|on board|keen|excited|"
+    r"enthusiastic|validated|proved|beats?|outperform\w*|saves?|saving|demand|waitlist|sign-?ups?|pre-?orders?)\b",
+    _I)
+_RECOMMEND = [
+    ("build", re.compile(r"\b(?:we should|i'?d|i would|let'?s|lean(?:ing)? (?:towards?|to)|prefer|recommend|go with|"
+                         r"better to|makes sense to)\s+(?:\w+\s)?(?:build\w*|make it|roll our own|do it in-?house)"
+                         r"|\bbuild(?:ing)? (?:it )?(?:in-?house|ourselves) (?:is|makes|wins|seems)", _I)),
+    ("buy", re.compile(r"\b(?:we should|i'?d|i would|let'?s|lean(?:ing)? (?:towards?|to)|prefer|recommend|better to|"
+                       r"makes sense to)\s+(?:\w+\s)?(?:buy\w*|licen[cs]\w*|go with the vendor|use the vendor|"
+                       r"go with [A-Z]\w+|buy off the shelf)|\bbuying (?:is|makes|wins|seems)", _I)),
+    ("partner", re.compile(r"\b(?:we should|i'?d|i would|let'?s|lean(?:ing)? (?:towards?|to)|prefer|recommend|"
+                           r"better to|makes sense to)\s+(?:\w+\s)?partner\w*|\bpartnering (?:is|makes|wins|seems)",
+                           _I)),
+]
+_APPROACHES = ("concierge", "fake door", "wizard of oz", "a/b test", "pilot", "trial", "prototype test", "smoke test",
+               "shadow mode", "experiment", "proof of concept", "beta", "soft launch", "spike")
+_HIGH_IMPACT = re.compile(r"\b(?:whole|entire|everything|the (?:business )?case|won'?t work|dead|kill|critical|"
+                          r"key|main|biggest|crucial|must|only if|depends on)\b", _I)
+
+
+def understand(words: str, state: SessionState, mode: Mode | None = None, filler: bool = False, *,
+               catalogue: Catalogue) -> Understanding:
+    """What the PM's own words this turn say, for the state as it stands. `words` excludes pastes; the
+    probes a message can answer are the `catalogue`'s."""
+    return _understand(words, state, mode or state.active_mode, filler, catalogue, _state_key(state))
+
+
+def _state_key(state: SessionState) -> tuple:
+    # Understanding reads the register, the stakeholders and the brief; a cached result is valid while they stay.
+    return (state.turn_count, len(state.assumptions), len(state.problem_brief.stakeholders),
+            state.problem_brief.problem_statement[:40], id(state))
+
+
+_CACHE: dict[tuple, Understanding] = {}
+
+
+def _understand(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: Catalogue,
+                key: tuple) -> Understanding:
+    cache_key = (words, mode, filler, tuple(catalogue.order(m) for m in MODES), key)
+    if cache_key in _CACHE:
+        return _CACHE[cache_key].model_copy(deep=True)
+    result = read(words, state, mode, filler, catalogue)
+    if len(_CACHE) > 64:
+        _CACHE.clear()
+    _CACHE[cache_key] = result
+    return result.model_copy(deep=True)
+
+
+def filled_slots(state: SessionState, u: Understanding) -> set[str]:
+    """The skeleton slots that have content once this message is taken into account."""
+    brief, metrics, evaluation = state.problem_brief, state.problem_brief.success_metrics, state.solution_evaluation
+    have: set[str] = {f.slot for f in u.facts}
+    for slot, present in (("metric_leading", metrics.leading), ("metric_lagging", metrics.lagging),
+                          ("metric_anti", metrics.anti_metrics),
+                          ("do_not_proceed_if", brief.decision_criteria.do_not_proceed_if),
+                          ("proceed_if", brief.decision_criteria.proceed_if), ("problem", brief.problem_statement),
+                          ("audience", brief.target_audience),
+                          ("build_vs_buy", evaluation.build_vs_buy.recommendation != "undecided"),
+                          ("validation", evaluation.validation_plan.approach)):
+        if present:
+            have.add(slot)
+    if any(s.role == "decision_authority" for s in brief.stakeholders) or any(
+            f.slot == "stakeholder" and f.detail.startswith("decision_authority") for f in u.facts):
+        have.add("decision_authority")
+    for dim in ("value", "usability", "feasibility", "viability"):
+        if getattr(evaluation, f"{dim}_risk").level != "unknown":
+            have.add(f"{dim}_risk")
+    return have
+
+
+def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: Catalogue) -> Understanding:
+    intent, artifact_kind, solution_name = intent_of(words, mode, filler)
+    result = Understanding(intent=intent, artifact_kind=artifact_kind, solution_name=solution_name)
+    if intent in ("filler", "meta") or not words.strip():
+        return result
+    all_sentences = sentences(words)
+    result.question = " ".join(s for s in all_sentences if s.rstrip().endswith("?"))
+    effective_mode: Mode = "mode_2" if intent == "evaluate" else mode
+    statements = [s for s in all_sentences
+                  if not (s.rstrip().endswith("?") or t.is_meta(s) or intent in ("summarize", "artifact"))]
+    docs = nlp.parse(statements) if statements else []
+    readings = fields.read(statements, docs, expected=_expected_labels(state, effective_mode))
+    earlier = changes.recorded_strings(state)
+    known_options = _known_options(state)
+    facts_by_sentence: dict[str, list[Fact]] = {}
+    for sentence, doc, reading in zip(statements, docs, readings):
+        hedge = _hedge(sentence, doc)
+        if hedge:
+            result.hedges.append(hedge)
+        result.status_changes += changes.status_changes(sentence, state)
+        found = changes.corrections(sentence, state, earlier)
+        result.corrections += found
+        result.departures += changes.departures(sentence, state)
+        result.options += [o for o in _options_named(doc, known_options) if o not in result.options]
+        mentions = people.stakeholders(doc, known_options | {o.lower() for o in result.options})
+        result.people += [Person(name=m.name, kind=m.kind, role=m.role_type, title=m.title,  # type: ignore[arg-type]
+                                 affiliation=m.affiliation, note=m.note, sentence=sentence) for m in mentions]
+        if found:  # a correction fixes the record instead of adding to it
+            facts_by_sentence[sentence] = []
+            continue
+        facts, found_metrics = _facts(sentence, doc, reading, effective_mode, hedged=hedge is not None)
+        if intent == "evaluate" and evaluation_target(sentence) is not None:
+            # The request names the option and often describes it; it is not yet evidence about it.
+            facts = [f for f in facts if f.slot in ("audience", "problem")]
+            facts.append(Fact(slot="solution", text=t.tidy(sentence), score=1.0))
+            found_metrics = []
+        facts_by_sentence[sentence] = facts
+        result.facts += facts
+        result.metrics += found_metrics
+    if intent == "evaluate":
+        result.facts = [f for f in result.facts if f.slot != "problem"] or result.facts
+    result.probes = probe_rules.classify(statements, [facts_by_sentence.get(s, []) for s in statements],
+                                         list(catalogue.order(effective_mode)), result.people,
+                                         [r for r in readings])
+    return result
+
+
+def _expected_labels(state: SessionState, mode: Mode) -> tuple[str, ...]:
+    """The fields that would answer the probe Forge pursued last (what the PM is most likely answering)."""
+    if state.active_mode != mode or not state.active_probe:
+        return ()
+    slots = probe_rules.ANSWERED_BY.get(state.active_probe, ())
+    return tuple({"metric_anti": "anti_metric"}.get(slot, slot) for slot in slots)
+
+
+# ---------------------------------------------------------------- each field's reader
+
+
+def _facts(sentence: str, doc: "Doc", reading: fields.Reading, mode: Mode,
+           hedged: bool) -> tuple[list[Fact], list[Metric]]:
+    """The records one classified sentence yields."""
+    labels = sorted(reading.labels, key=lambda label: -reading.p(label))
+    kept: list[str] = []
+    for label in labels:
+        # A metric and its guardrail or stop line often share a sentence; otherwise two fields at most.
+        if len(kept) < MAX_FIELDS_PER_SENTENCE or label in ("anti_metric",) and "metric_lagging" in kept:
+            kept.append(label)
+    facts: list[Fact] = []
+    found_metrics: list[Metric] = []
+    tidy = t.tidy(sentence)
+    for label in kept:
+        score = reading.p(label)
+        if label in _BRIEF_SLOTS:
+            facts.append(Fact(slot=_BRIEF_SLOTS[label], text=tidy, score=score, hedged=hedged))
+        elif label in ("metric_leading", "metric_lagging", "anti_metric"):
+            found_metrics += _metrics(sentence, label, kept)
+        elif label in ("proceed_if", "do_not_proceed_if"):
+            facts.append(Fact(slot=_polarity(sentence, label), text=tidy, score=score, hedged=hedged))
+        elif label == "solution":
+            facts.append(Fact(slot="solution", text=tidy, score=score, hedged=hedged))
+        elif label in _EVALUATION_SLOTS and mode == "mode_2":
+            facts.append(_evaluation_fact(label, sentence, doc, score, hedged))
+    found_metrics = [m for m in found_metrics if m.text]
+    seen: set[str] = set()
+    unique = []
+    for m in found_metrics:
+        if m.text not in seen:
+            seen.add(m.text)
+            unique.append(m)
+    for m in unique:
+        slot: Slot = {"leading": "metric_leading", "lagging": "metric_lagging", "anti": "metric_anti"}[m.kind]
+        facts.append(Fact(slot=slot, text=metrics.render(m), subject=m.name, score=reading.p(
+            {"leading": "metric_leading", "lagging": "metric_lagging", "anti": "anti_metric"}[m.kind])))
+    return facts, unique
+
+
+def _metrics(sentence: str, label: str, labels: list[str]) -> list[Metric]:
+    """A metric sentence as records: the target part, and a guardrail clause as its own anti-metric."""
+    stated = metrics.explicit_kind(sentence)
+    head, guard = metrics.split_guardrail(sentence)
+    found: list[Metric] = []
+    if label == "anti_metric" and not guard:
+        if "metric_lagging" in labels or "metric_leading" in labels:
+            return []  # the target label reads this sentence; it has no separate guardrail clause
+        doc = nlp.parse([sentence])[0]
+        anti = metrics.parse_metric(sentence, doc, kind="anti")
+        anti.text = t.tidy(sentence)
+        return [anti]
+    if label in ("metric_leading", "metric_lagging") or stated in ("leading", "lagging"):
+        kind = stated if stated in ("leading", "lagging") else ("leading" if label == "metric_leading" else "lagging")
+        for part in metrics.split_metrics(head):
+            found.append(metrics.parse_metric(part, nlp.parse([part])[0], kind=kind))
+    if guard:
+        found.append(metrics.parse_guardrail(guard))
+    return found
+
+
+def _polarity(sentence: str, label: str) -> Slot:
+    """"Don't go ahead if…", "I'd kill it if…" and "unless…" stop; "roll it out if…" goes on. The words decide,
+    because the classifier reads "don't go" and "go" alike."""
+    if _STOP_WORDS.search(sentence) or _NEGATED_GO.search(sentence):
+        return "do_not_proceed_if"
+    if _UNLESS.search(sentence) and label == "proceed_if":
+        return "do_not_proceed_if" if re.search(r"\b(?:won'?t|wouldn'?t|not|no|don'?t)\b", sentence, _I) is None \
+            else "proceed_if"
+    return label  # type: ignore[return-value]
+
+
+def _evaluation_fact(label: str, sentence: str, doc: "Doc", score: float, hedged: bool) -> Fact:
+    tidy = t.tidy(sentence)
+    if label.endswith("_risk"):
+        level_match = _STATED_LEVEL.search(sentence)
+        level = _LEVEL_WORDS.get((level_match.group(1) or level_match.group(2) or "").lower(), "") \
+            if level_match else ""
+        return Fact(slot=label, text=tidy, detail=_direction(sentence, doc), level=level,  # type: ignore[arg-type]
+                    score=score, hedged=hedged)
+    if label == "build_vs_buy":
+        recommendation = next((kind for kind, pattern in _RECOMMEND if pattern.search(sentence)), "")
+        return Fact(slot="build_vs_buy", text=tidy, detail=recommendation, score=score, hedged=hedged)
+    approach = next((a for a in _APPROACHES
+                     if a.replace(" ", "") in sentence.lower().replace(" ", "").replace("-", "")), "")
+    timeline = metrics.DEADLINE.search(sentence)
+    return Fact(slot="validation", text=tidy, subject=approach, detail=timeline.group(0) if timeline else "",
+                score=score, hedged=hedged)
+
+
+def _direction(sentence: str, doc: "Doc") -> str:
+    """Whether a piece of evidence speaks for the option or against it ("" when it does not say)."""
+    against = len(_AGAINST.findall(sentence))
+    supporting = len(_FOR.findall(sentence))
+    if against > supporting:
+        return "against"
+    if supporting > against:
+        return "for"
+    return ""
+
+
+# ---------------------------------------------------------------- assumptions and options
+
+
+def _hedge(sentence: str, doc: "Doc") -> Hedge | None:
+    if sentence.rstrip().endswith("?") or not t.is_hedged(sentence):
+        return None
+    claim, evidence = claims.claim_and_evidence(doc)
+    if not claim:
+        claim = t.claim_without_hedge(sentence)
+    if len(claim.split()) < 3 or t.is_meta(claim) or _about_own_wording(sentence):
+        return None
+    return Hedge(claim=t.clip_words(claim, 60), sentence=sentence, evidence=evidence,
+                 type=changes.assumption_type(sentence), impact="high" if _HIGH_IMPACT.search(sentence) else "medium")
+
+
+_OWN_WORDING = re.compile(
+    r"\b(?:i|we)\s+(?:think|guess|suppose|believe)\s+(?:that\s+)?(?:the|our|my)\s+(?:main\s+|real\s+|key\s+|"
+    r"headline\s+|first\s+)?(?:metric|indicator|kpi|measure|question|point|answer|priority|goal|target|"
+    r"guardrail|leading|lagging|north star|day[- ]one|scope|focus)\b"
+    r"|\b(?:i|we)\s+(?:think|guess)\s+(?:i'?d|we'?d|i would|we would|i should|we should)\s+(?:say|call|pick|"
+    r"go with|choose|measure|use)\b", _I)
+
+
+def _about_own_wording(sentence: str) -> bool:
+    """"I think the leading indicator is…" hedges the PM's choice of words, not a belief about the world."""
+    return bool(_OWN_WORDING.search(sentence))
+
+
+def _known_options(state: SessionState) -> set[str]:
+    evaluation = state.solution_evaluation
+    names = {evaluation.solution_name.lower()} if evaluation.solution_name else set()
+    for option in evaluation.build_vs_buy.options_considered:
+        names.add(option.lower())
+        names.update(w.lower() for w in re.findall(r"\b[A-Z][\w-]+", option))
+    return {n for n in names if n}
+
+
+def _options_named(doc: "Doc", known: set[str]) -> list[str]:
+    """Vendors, products and systems a sentence names: a proper name that is bought, trialled or quoted, or
+    that a tool word stands beside."""
+    out: list[str] = []
+    for ent in doc.ents:
+        if ent.label_ not in ("ORG", "PRODUCT", "PERSON", "WORK_OF_ART", "FAC"):
+            continue
+        tokens = [w for w in ent if w.pos_ in ("PROPN", "NOUN")]
+        if tokens and people.is_option(tokens, known):
+            out.append(ent.text)
+    return out
