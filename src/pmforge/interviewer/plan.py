@@ -65,8 +65,8 @@ def compose(existing: str, new: list[Fact], label: str, max_sentences: int, max_
     if prefer_numbers and ranked:
         # The size of the pain: a sentence with a figure joins the best one when it is nearly as strong.
         top = ranked[0]
-        sized = next((c for c in ranked[1:] if t.QUANTITY.search(c[2]) and c[0] >= 0.5 * top[0]), None)
-        if sized and not t.QUANTITY.search(top[2]):
+        sized = next((c for c in ranked[1:] if t.NUMBER.search(c[2]) and c[0] >= 0.5 * top[0]), None)
+        if sized and not t.NUMBER.search(top[2]):
             ranked.remove(sized)
             ranked.insert(1, sized)
     for score, order, sentence in ranked:
@@ -239,6 +239,13 @@ def _options(u: Understanding, text: str) -> list[str]:
 
 def _solution_description(u: Understanding, state: SessionState, name: str) -> str:
     said = [f for f in u.slot("solution")]
+    if name and not state.solution_evaluation.solution_description:
+        # Entering the evaluation: what the PM said of the option before asking to evaluate it.
+        terms = t.content_terms(name)
+        earlier = [s for turn in state.turns for s in t.sentences(turn.user)
+                   if terms & t.content_terms(s) and not s.rstrip().endswith("?")]
+        scores = _field_scores(earlier, "solution")
+        said += [Fact(slot="solution", text=t.tidy(s), score=p) for s, p in zip(earlier, scores) if p >= 0.3]
     existing = state.solution_evaluation.solution_description
     text = compose(existing, said, "solution", 3, 90)
     return text if len(text) >= 10 else f"The option under evaluation: {name or 'the proposed solution'}."

@@ -181,8 +181,9 @@ def score_precision(record: dict, fields: dict[str, list[list[str]]]) -> dict:
         inner = {id(at_path(record, p)) for p in fields if p.startswith(path + ".")}
         if path == "problem_brief.success_metrics":
             inner.add(id(at_path(record, "problem_brief.success_metrics.anti_metrics")))
+        # A value of one or two words ("pilot", "A3", "Build in-house") labels a field; it is not a sentence.
         sentences_by_path[path] = [text[s:e] for text in _prose_under(at_path(record, path), inner)
-                                   for s, e in sentence_spans(text)]
+                                   for s, e in sentence_spans(text) if len(text[s:e].split()) >= 3]
     on_topic = misfiled = total = 0
     off_topic_examples: dict[str, list[str]] = {}
     for path, found in sentences_by_path.items():

@@ -32,7 +32,12 @@ LABELS = (
     "do_not_proceed_if", "why_now", "tried_before", "out_of_scope", "day_one", "dependencies", "platform",
     "solution", "value_risk", "usability_risk", "feasibility_risk", "viability_risk", "build_vs_buy", "validation",
     "org_context", "none",
+    # Derived from the roles annotated on each sentence's stakeholders: the part someone plays in it.
+    "decides", "must_change", "gains_from_status_quo",
 )
+# A sentence carries a derived label when one of its annotated stakeholders has this role.
+ROLE_LABELS = {"decision_authority": "decides", "execution_dependency": "must_change",
+               "status_quo_beneficiary": "gains_from_status_quo"}
 WORD_BUCKETS = 4096  # hashed lemma unigrams and bigrams beside the embedding
 WEIGHTS = Path(__file__).with_name("data") / "fields.npz"
 CORPUS = Path(__file__).resolve().parents[3] / "training" / "sentences"
@@ -220,8 +225,10 @@ def read(texts: list[str], docs: list["Doc"], expected: Iterable[str] = ()) -> l
     none_at = model.labels.index("none")
     readings = []
     for row in probs:
-        chosen = [label for label, p, cut in zip(model.labels, row, model.thresholds) if p >= cut and label != "none"]
-        ranked = sorted((j for j in range(len(model.labels)) if j != none_at), key=lambda j: -row[j])
+        chosen = [label for label, p, cut in zip(model.labels, row, model.thresholds)
+                  if p >= cut and label != "none" and label not in ROLE_LABELS.values()]
+        ranked = sorted((j for j in range(len(model.labels))
+                         if j != none_at and model.labels[j] not in ROLE_LABELS.values()), key=lambda j: -row[j])
         top = ranked[0]
         if model.labels[top] not in chosen and row[top] >= TOP_LABEL_FLOOR and row[top] > row[none_at]:
             chosen.append(model.labels[top])

@@ -9,6 +9,7 @@ scored), which is how the thresholds are chosen.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 import numpy as np
@@ -25,8 +26,14 @@ def matrix(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
     texts = [r["text"] for r in rows]
     docs = nlp.parse(texts)
     x = fields.features(texts, docs)
-    y = np.array([[float(label in r["labels"]) for label in fields.LABELS] for r in rows], dtype=np.float32)
+    y = np.array([[float(label in _labels(r)) for label in fields.LABELS] for r in rows], dtype=np.float32)
     return x, y
+
+
+def _labels(row: dict) -> set[str]:
+    """A row's field labels and the role labels its stakeholders' parts give it."""
+    roles = {fields.ROLE_LABELS[s["role"]] for s in row.get("stakeholders", []) if s.get("role") in fields.ROLE_LABELS}
+    return set(row["labels"]) | roles
 
 
 def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -85,7 +92,7 @@ def choose_thresholds(probs: np.ndarray, y: np.ndarray) -> np.ndarray:
 def report(probs: np.ndarray, y: np.ndarray, cuts: np.ndarray) -> list[str]:
     lines = [f"{'label':20} {'n':>4} {'cut':>5} {'P':>5} {'R':>5}"]
     for j, label in enumerate(fields.LABELS):
-        predicted = probs[:, j] >= cuts[j]
+        predicted = probs[:, j] >= cuts[j]  # (role labels are read only through probes and people)
         hits = float((predicted & (y[:, j] > 0)).sum())
         precision = hits / predicted.sum() if predicted.sum() else 0.0
         recall = hits / y[:, j].sum() if y[:, j].sum() else 0.0
@@ -114,12 +121,76 @@ def train(folder=fields.CORPUS, out=fields.WEIGHTS, quiet: bool = False) -> fiel
     return model
 
 
+# ---------------------------------------------------------------- the stakeholder filter
+
+_GENERIC = frozenset("the our their my a an team teams department dept group people folks s".split())
+PEOPLE_TARGET_PRECISION = 0.75
+
+
+def _name_words(name: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9&]+", name.lower().replace("'s", "")) if w not in _GENERIC}
+
+
+def _same(candidate: str, names: list[str]) -> bool:
+    words = _name_words(candidate)
+    return any(words & _name_words(n) for n in names) if words else False
+
+
+def people_matrix(rows: list[dict]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """One row per stakeholder candidate the parse offers in the corpus: 1 when it names an annotated
+    stakeholder (and not an annotated option)."""
+    from pmforge.understand import people, scoring
+
+    docs = nlp.parse([r["text"] for r in rows])
+    xs, ys, sources = [], [], []
+    for row, doc in zip(rows, docs):
+        found = people.candidates(doc)
+        if not found:
+            continue
+        gold = [s["name"] for s in row.get("stakeholders", [])]
+        options = row.get("options", [])
+        xs.append(scoring.features(found, doc))
+        ys += [float(_same(m.name, gold) and not _same(m.name, options)) for m in found]
+        sources += [row["source"]] * len(found)
+    return np.vstack(xs), np.array(ys, dtype=np.float32)[:, None], sources
+
+
+def train_people(rows: list[dict], quiet: bool = False) -> fields.Weights:
+    from pmforge.embed.local import LocalEmbedder
+    from pmforge.understand import scoring
+
+    x, y, sources = people_matrix(rows)
+    groups = np.array(sources)
+    probs = np.zeros_like(y)
+    for source in sorted(set(sources)):
+        test = groups == source
+        coef, bias, mean, scale = fit(x[~test], y[~test])
+        probs[test] = 1.0 / (1.0 + np.exp(-(((x[test] - mean) / scale) @ coef.T + bias)))
+    cut = MAX_THRESHOLD
+    for candidate in np.arange(0.3, MAX_THRESHOLD + 1e-9, 0.025):
+        kept = probs[:, 0] >= candidate
+        if kept.sum() and y[kept, 0].mean() >= PEOPLE_TARGET_PRECISION:
+            cut = float(candidate)
+            break
+    if not quiet:
+        kept = probs[:, 0] >= cut
+        print(f"stakeholder filter: {len(y)} candidates, {int(y.sum())} stakeholders; on held-out writers at "
+              f"{cut:.2f}: precision {y[kept, 0].mean():.2f}, recall {y[kept, 0].sum() / y.sum():.2f} "
+              f"(all candidates: precision {y.mean():.2f})", file=sys.stderr)
+    coef, bias, mean, scale = fit(x, y)
+    model = fields.Weights(labels=("stakeholder",), coef=coef, bias=bias, thresholds=np.array([cut]), mean=mean,
+                           scale=scale, corpus=fields.corpus_digest(), embedder=LocalEmbedder.name)
+    model.save(scoring.WEIGHTS)
+    return model
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Rebuild understanding's learned weights from training/sentences/.")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     train(quiet=args.quiet)
-    print(f"wrote {fields.WEIGHTS}", file=sys.stderr)
+    train_people(fields.read_corpus(), quiet=args.quiet)
+    print(f"wrote {fields.WEIGHTS.name} and people.npz in {fields.WEIGHTS.parent}", file=sys.stderr)
     return 0
 
 

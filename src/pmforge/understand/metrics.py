@@ -193,9 +193,15 @@ def measure_name(clause: str) -> str:
     name = re.sub(r"^(?:the|our|a|an)\s+", "", name.strip(" ,;:—–-"), flags=_I)
     name = re.sub(r"\s+(?:is|are|was|were|of|for|in|on|at|to|from|by)$", "", name, flags=_I)
     words = name.split()
-    if not words or len(words) > 14 or name.lower() in _NAME_STOP:
-        return ""
+    if not words or len(words) > 12 or name.lower() in _NAME_STOP or re.search(r"[:;!?]", name) \
+            or words[0].lower() in _NOT_A_MEASURE:
+        return ""  # not a measure's name: the brief keeps the PM's clause instead
     return name
+
+
+# Words a measure's name does not start with ("It starts June: 3", "If cycle time doesn't drop").
+_NOT_A_MEASURE = frozenset("it if when we i they he she this that there pass fail from why because so and but "
+                           "then".split())
 
 
 def parse_metric(sentence: str, doc: "Doc | None" = None, kind: str = "lagging") -> Metric:
@@ -226,7 +232,7 @@ def parse_metric(sentence: str, doc: "Doc | None" = None, kind: str = "lagging")
     if values and baseline and not target and len(values) > 1:
         target = _value_with_mark(sentence, values[-1])
     first = values[0].start() if values else len(sentence)
-    name = measure_name(sentence) or (_measure_name(doc, sentence, first) if doc is not None else "")
+    name = measure_name(sentence)
     direction = ""
     if _DIRECTION_DOWN.search(sentence):
         direction = "down"

@@ -90,6 +90,9 @@ class Mention:
     affiliation: str = ""  # the team or function a person is from ("finance")
     note: str = ""  # what the sentence says about them, in a few words
     tokens: set[int] = field(default_factory=set)  # token indexes the mention covers (and its title)
+    anchor: int = 0  # the token whose predicate the mention's part is read from
+    acting: bool = False  # the subject of a verb people do, or someone talked to
+    option: bool = False  # read as a vendor, product or system (bought, quoted, called a tool)
 
 
 # ---------------------------------------------------------------- role types, from the governing predicate
@@ -290,10 +293,10 @@ def _note(verb: "Token", subject: "Token", sentence_words: int) -> str:
     return text if 1 <= len(text.split()) <= 16 else ""
 
 
-def stakeholders(doc: "Doc", options: set[str] | None = None) -> list[Mention]:
-    """The stakeholders one parsed sentence names, merged within the sentence (a person and their title are
-    one), with the role each plays where the words say it. `options` are names already known to be vendors,
-    products or systems."""
+def candidates(doc: "Doc", options: set[str] | None = None) -> list[Mention]:
+    """Every span of a parsed sentence that could name a stakeholder — people (with the title or team beside
+    them merged in), roles, teams, functions — each with what the parse says of it, for the learned filter
+    (`stakeholders`) to judge. `options` are names already known to be vendors, products or systems."""
     options = {o.lower() for o in (options or set())}
     mentions: list[Mention] = []
     covered: set[int] = set()
@@ -304,15 +307,16 @@ def stakeholders(doc: "Doc", options: set[str] | None = None) -> list[Mention]:
         mention.role_type = role_type(" ".join(filter(None, [verb.text if verb.pos_ in ("VERB", "AUX") else "",
                                                              predicate])))
         mention.note = _note(verb, anchor, len(doc)) if verb.i != anchor.i else ""
+        mention.anchor = anchor.i
+        mention.acting = _acts(anchor)
         mentions.append(mention)
         covered.update(mention.tokens)
 
     # People, with the title or team beside them.
     for run in _person_tokens(doc):
-        if is_option(run, options):
-            continue
         root = max(run, key=lambda t: t.i)
-        mention = Mention(name=_text(run), kind="person", tokens={t.i for t in run})
+        mention = Mention(name=_text(run), kind="person", tokens={t.i for t in run},
+                          option=is_option(run, options))
         for t in list(root.children) + ([root.head] if root.dep_ == "appos" else []):
             if t.dep_ == "appos" or t.i == root.head.i:
                 if _is_role_head(t):
@@ -324,6 +328,14 @@ def stakeholders(doc: "Doc", options: set[str] | None = None) -> list[Mention]:
                     span = _left_modifiers(objects[0]) + [objects[0]]
                     mention.affiliation = _text(span)
                     mention.tokens |= {s.i for s in span} | {t.i}
+        # A title before the name: "Revenue team lead Lucía Fernández", "Head nurse Tash", "CFO Dan Brown".
+        before = [w for w in doc[max(0, run[0].i - 4): run[0].i]]
+        if not mention.title and before and _is_role_head(before[-1]) and before[-1].i not in covered:
+            start = len(before) - 1
+            while start > 0 and before[start - 1].pos_ in ("NOUN", "PROPN", "ADJ") and not before[start - 1].is_stop:
+                start -= 1
+            mention.title = _text(before[start:])
+            mention.tokens |= {w.i for w in before[start:]}
         # "Ravi Shah is the head of merchandising"
         if not mention.title and root.dep_ == "nsubj" and root.head.lemma_ == "be":
             attrs = [c for c in root.head.children if c.dep_ == "attr" and _is_role_head(c)]
@@ -338,35 +350,38 @@ def stakeholders(doc: "Doc", options: set[str] | None = None) -> list[Mention]:
         if token.i in covered or not _is_role_head(token):
             continue
         plural = token.tag_ in ("NNS", "NNPS") or (token.lower_.endswith("s") and token.lemma_.lower() != token.lower_)
-        if plural and token.lemma_.lower() not in GROUP_ROLE_NOUNS:
-            continue
         span = _role_span(token)
         if any(t.i in covered for t in span):
             continue
-        mention = Mention(name=_text(span), kind="team" if plural else "role", tokens={t.i for t in span})
-        add(mention, token)
-        if plural and mention.role_type == "other" and not _acts(token):
-            mentions.pop()  # "the nurses" in passing are an audience, not a stakeholder
-            covered.difference_update(mention.tokens)
+        add(Mention(name=_text(span), kind="team" if plural else "role", tokens={t.i for t in span}), token)
 
-    # Teams ("Sunil's integration team", "the union") and functions that act ("finance wants…").
+    # Teams ("Sunil's integration team", "the union") and functions ("finance wants…").
     for token in doc:
         if token.i in covered:
             continue
         if _is_team_head(token):
             span = _left_modifiers(token) + [token]
-            before = doc[token.i - 1] if token.i else None
-            if len(span) == 1 and before is not None and before.lower_ in FUNCTIONS:
-                span = [before, token]  # "the ops folks", parsed apart
+            before_token = doc[token.i - 1] if token.i else None
+            if len(span) == 1 and before_token is not None and before_token.lower_ in FUNCTIONS:
+                span = [before_token, token]  # "the ops folks", parsed apart
             if len(span) == 1 and token.lemma_.lower() in _QUALIFIED_TEAM_NOUNS:
                 continue
-            if is_option(span, options):
-                continue
-            add(Mention(name=_text(span), kind="team", tokens={t.i for t in span}), token)
-        elif _lower(token) in FUNCTIONS and token.pos_ in ("NOUN", "PROPN", "ADJ") and _acts(token):
+            add(Mention(name=_text(span), kind="team", tokens={t.i for t in span}, option=is_option(span, options)),
+                token)
+        elif _lower(token) in FUNCTIONS and token.pos_ in ("NOUN", "PROPN", "ADJ"):
             add(Mention(name=token.text if token.text.isupper() else token.lower_, kind="team", tokens={token.i}),
                 token)
     return _dedupe(mentions)
+
+
+def stakeholders(doc: "Doc", options: set[str] | None = None) -> list[Mention]:
+    """The stakeholders one parsed sentence names: the candidates the learned filter keeps (see `scoring`)."""
+    found = candidates(doc, options)
+    if not found:
+        return []
+    from pmforge.understand import scoring
+
+    return [m for m, keep in zip(found, scoring.keep_stakeholders(found, doc)) if keep]
 
 
 _HUMAN_VERBS = re.compile(
@@ -398,3 +413,47 @@ def _dedupe(mentions: list[Mention]) -> list[Mention]:
         elif same.role_type == "other":
             same.role_type = m.role_type
     return out
+
+
+# ---------------------------------------------------------------- what the learned filter reads of a candidate
+
+_ENT_KINDS = ("PERSON", "ORG", "PRODUCT", "GPE", "NORP", "LOC", "FAC")
+_DEPS = ("nsubj", "nsubjpass", "dobj", "pobj", "appos", "compound", "conj", "attr", "ROOT", "poss", "amod")
+_KINDS = ("person", "role", "team")
+_ROLES = ("decision_authority", "execution_dependency", "status_quo_beneficiary", "pain_holder")
+
+
+def mention_features(mention: Mention, doc: "Doc") -> list[float]:
+    """Facts about a candidate the parse gives, as numbers (the filter also reads the name's embedding)."""
+    anchor = doc[mention.anchor]
+    first = doc[min(mention.tokens)] if mention.tokens else anchor
+    last = doc[max(mention.tokens)] if mention.tokens else anchor
+    name = mention.name
+    following = doc[last.i + 1] if last.i + 1 < len(doc) else None
+    preceding = doc[first.i - 1] if first.i > 0 else None
+    plural = anchor.tag_ in ("NNS", "NNPS")
+    subject_is_me = any(w.lower_ in ("i", "i'm") and w.dep_ in ("nsubj",) and w.head.i == anchor.head.i for w in doc)
+    return [
+        *[float(mention.kind == k) for k in _KINDS],
+        *[float(anchor.ent_type_ == e) for e in _ENT_KINDS],
+        float(not anchor.ent_type_),
+        float(anchor.pos_ == "PROPN"), float(anchor.pos_ == "NOUN"),
+        float(plural),
+        float(name[:1].isupper()), float(name.isupper() and len(name) > 1),
+        float(bool(re.search(r"[a-z][A-Z]", name))),
+        min(len(name.split()), 5) / 5.0,
+        float(first.i == 0),
+        float(following is not None and following.text in (":", "-", "—", "–")),
+        *[float(anchor.dep_ == d) for d in _DEPS],
+        float(bool(_HUMAN_VERBS.match(anchor.head.lemma_))),
+        float(anchor.head.lemma_.lower() in OPTION_VERBS),
+        float(anchor.head.lemma_ == "be"),
+        float(bool(mention.title)), float(bool(mention.affiliation)),
+        float(preceding is not None and preceding.lower_ in ("the", "our", "their", "my", "your", "his", "her")),
+        float(subject_is_me and anchor.dep_ == "attr"),
+        float(mention.option), float(mention.acting),
+        *[float(mention.role_type == r) for r in _ROLES],
+        float(anchor.lower_ in FUNCTIONS), float(anchor.lemma_.lower() in TEAM_NOUNS),
+        float(anchor.lemma_.lower() in ROLE_NOUNS), float(anchor.lemma_.lower() in GROUP_ROLE_NOUNS),
+        float(anchor.like_num or any(c.isdigit() for c in name)),
+    ]

@@ -21,8 +21,8 @@ ANSWERED_BY: dict[str, tuple[str, ...]] = {
     "solution_problem_separation": ("problem",),
     "why_now": ("why_now", "tried_before"),
     "immediate_vs_platform": ("platform", "day_one"),
-    "execution_reality_check": (),
-    "status_quo_beneficiaries": (),
+    "execution_reality_check": ("must_change",),
+    "status_quo_beneficiaries": ("gains_from_status_quo",),
     "edge_mapping": ("dependencies", "out_of_scope"),
     "value_hypothesis": ("metric_leading", "metric_lagging", "metric_anti", "proceed_if", "do_not_proceed_if"),
     "solution_problem_fit": ("solution",),
@@ -37,6 +37,8 @@ ANSWERED_BY: dict[str, tuple[str, ...]] = {
 ANSWERED_BY_ROLE = {"execution_dependency": "execution_reality_check",
                     "status_quo_beneficiary": "status_quo_beneficiaries"}
 MIN_SCORE = 0.5
+ROLE_SLOTS = frozenset({"must_change", "gains_from_status_quo", "decides"})
+ROLE_SLOT_CUT = 0.5
 
 
 def classify(sentences: list[str], facts_by_sentence: list[list[Fact]], probe_ids: list[str],
@@ -58,5 +60,11 @@ def classify(sentences: list[str], facts_by_sentence: list[list[Fact]], probe_id
         pid = ANSWERED_BY_ROLE.get(person.role)
         if pid:
             offer(pid, 0.9, person.sentence)
+    # The part people play in a sentence, read by the classifier ("whose work changes: the mechanics would…").
+    for sentence, reading in zip(sentences, readings or []):
+        for pid, slots in ANSWERED_BY.items():
+            for slot in slots:
+                if slot in ROLE_SLOTS and reading.p(slot) >= ROLE_SLOT_CUT:
+                    offer(pid, reading.p(slot), sentence)
     ranked = sorted(best, key=lambda p: -best[p][0])[:limit]
     return [ProbeAnswer(probe=p, evidence=best[p][1], score=best[p][0]) for p in ranked]

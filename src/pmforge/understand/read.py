@@ -200,8 +200,9 @@ def _facts(sentence: str, doc: "Doc", reading: fields.Reading, mode: Mode,
     labels = sorted(reading.labels, key=lambda label: -reading.p(label))
     kept: list[str] = []
     for label in labels:
-        # A metric and its guardrail or stop line often share a sentence; otherwise two fields at most.
-        if len(kept) < MAX_FIELDS_PER_SENTENCE or label in ("anti_metric",) and "metric_lagging" in kept:
+        # A second field only where one sentence naturally serves two (a target and its guardrail, a why-now
+        # that also sizes the pain); otherwise the sentence goes where it is read best.
+        if not kept or (len(kept) < MAX_FIELDS_PER_SENTENCE and any(_compatible(label, k) for k in kept)):
             kept.append(label)
     facts: list[Fact] = []
     found_metrics: list[Metric] = []
@@ -230,6 +231,21 @@ def _facts(sentence: str, doc: "Doc", reading: fields.Reading, mode: Mode,
         facts.append(Fact(slot=slot, text=metrics.render(m), subject=m.name, score=reading.p(
             {"leading": "metric_leading", "lagging": "metric_lagging", "anti": "anti_metric"}[m.kind])))
     return facts, unique
+
+
+# Labels that file nothing in the brief themselves (people are read on every sentence; dependencies and platform
+# answer probes): they sit beside any field.
+_UNFILED = frozenset({"stakeholder", "dependencies", "platform"})
+_PAIRS = [frozenset(p) for p in (
+    ("metric_lagging", "anti_metric"), ("metric_leading", "anti_metric"), ("metric_lagging", "metric_leading"),
+    ("metric_lagging", "proceed_if"), ("metric_lagging", "do_not_proceed_if"), ("metric_leading", "proceed_if"),
+    ("metric_leading", "do_not_proceed_if"), ("anti_metric", "do_not_proceed_if"), ("problem", "audience"),
+    ("why_now", "problem"), ("out_of_scope", "day_one"), ("solution", "build_vs_buy"),
+    ("validation", "proceed_if"), ("validation", "do_not_proceed_if"), ("viability_risk", "build_vs_buy"))]
+
+
+def _compatible(a: str, b: str) -> bool:
+    return a in _UNFILED or b in _UNFILED or frozenset((a, b)) in _PAIRS
 
 
 def _metrics(sentence: str, label: str, labels: list[str]) -> list[Metric]:

@@ -1,0 +1,46 @@
+"""The learned filter over stakeholder candidates: which spans the parse offered really name a person, a role
+or a team someone would list in a brief ("Rachel Okafor", "the union", "Sunil's integration team"), and which
+do not (a vendor, a label such as "Guardrail:", the PM's own title, "processing").
+
+A logistic regression over the candidate's parse facts and the MiniLM embedding of its name, trained from the
+stakeholders annotated in `training/sentences/` (`scripts/train-understanding`), shipped as `data/people.npz`
+with the threshold chosen on held-out writers.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pmforge.understand import fields
+from pmforge.understand.people import Mention, mention_features
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
+
+WEIGHTS = Path(__file__).with_name("data") / "people.npz"
+
+
+def features(mentions: list[Mention], doc: "Doc") -> np.ndarray:
+    names = fields.sentence_vectors([m.name for m in mentions])
+    facts = np.array([mention_features(m, doc) for m in mentions], dtype=np.float32)
+    return np.hstack([names, facts])
+
+
+@lru_cache(maxsize=1)
+def weights() -> fields.Weights:
+    return fields.Weights.load(WEIGHTS)
+
+
+def stakeholder_probabilities(mentions: list[Mention], doc: "Doc") -> list[float]:
+    if not mentions:
+        return []
+    return [float(p) for p in weights().probabilities(features(mentions, doc))[:, 0]]
+
+
+def keep_stakeholders(mentions: list[Mention], doc: "Doc") -> list[bool]:
+    cut = float(weights().thresholds[0])
+    return [p >= cut for p in stakeholder_probabilities(mentions, doc)]
