@@ -15,6 +15,7 @@ import pytest
 
 from pmforge.knowledge import MODES, builtin_catalogue, project_catalogue
 from pmforge.knowledge.loader import BUILTIN_DIR, parse_pattern, parse_probe
+from pmforge.understand import fields
 from pmforge.understand import probes as understanding_rules
 
 CATALOGUE = builtin_catalogue()
@@ -74,12 +75,13 @@ def test_every_pattern_has_lower_case_triggers_and_a_question(pattern):
 
 
 def test_the_understanding_rules_name_exactly_the_catalogues_probes():
-    # The offline reader scores each probe of a mode by its cues: a probe without cues, or cues for a
-    # probe the catalogue lost, would break it.
+    # The offline reader says a probe is answered when a sentence is filed under one of the probe's fields:
+    # a probe no field answers could never be satisfied offline, and a field mapped to a lost probe is dead.
     ids = {p.id for p in CATALOGUE.probes}
-    assert set(understanding_rules.CUES) == ids
-    assert set(understanding_rules._SLOT_PROBES.values()) <= ids
-    assert set(understanding_rules._ROLE_PROBES.values()) <= ids
+    assert set(understanding_rules.ANSWERED_BY) == ids
+    assert set(understanding_rules.ANSWERED_BY_ROLE.values()) <= ids
+    labels = set(fields.LABELS) | {"metric_anti"}
+    assert {label for answers in understanding_rules.ANSWERED_BY.values() for label in answers} <= labels
 
 
 def test_the_built_in_part_is_read_once_per_process():

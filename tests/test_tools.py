@@ -92,6 +92,8 @@ CASES = {
     "update_problem_statement": ({"problem_statement": "Fresh shrink is 9 percent in bakery."},
                                  {"problem_statement": "short"}),
     "update_target_audience": ({"target_audience": "Bakery department leads"}, {}),
+    "update_problem_context": ({"why_now": "The regional VP wants a plan by October.", "out_of_scope": ["Meat"]},
+                               {}),
     "add_stakeholder": ({"name": "Dana Whitfield", "role": "decision_authority"}, {"name": "Dana", "role": "boss"}),
     "update_stakeholder": ({"name": "Priya", "validated": True}, {"name": "Nobody Known", "validated": True}),
     "remove_stakeholder": ({"name": "Priya"}, {"name": "Nobody Known"}),

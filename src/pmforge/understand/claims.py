@@ -115,7 +115,7 @@ def _negate(tokens: list["Token"]) -> list[str]:
             return words
     for n, w in enumerate(tokens):
         if w.pos_ == "VERB" and w.dep_ in ("ccomp", "ROOT", "xcomp"):
-            third = "Sing" in w.morph.get("Number") and "3" in w.morph.get("Person")
+            third = "Sing" in w.morph.get("Number", []) and "3" in w.morph.get("Person", [])
             words[n] = ("does not " if third or w.tag_ == "VBZ" else "do not ") + w.lemma_ + w.whitespace_
             return words
     return words

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from pmforge.core.models import Mode
+from pmforge.understand import nlp
 from pmforge.understand import text as t
 from pmforge.understand.model import Intent
 from pmforge.understand.text import sentences
@@ -160,8 +161,6 @@ def _solution_name(phrase: str) -> str:
 
 def _first_noun_phrase(phrase: str) -> str:
     """The first noun phrase of a request's object, with a possessive owner kept ("Liftwise's module")."""
-    from pmforge.understand import nlp
-
     if not phrase:
         return ""
     doc = nlp.parse([phrase])[0]

@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from pmforge.understand import fields, nlp
+from pmforge.understand import fields, nlp, people, scoring
 
 L2 = 0.1  # on standardised features; chosen on the held-out folds, not on any session set
 STEPS = 400
@@ -139,8 +139,6 @@ def _same(candidate: str, names: list[str]) -> bool:
 def people_matrix(rows: list[dict]) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """One row per stakeholder candidate the parse offers in the corpus: 1 when it names an annotated
     stakeholder (and not an annotated option)."""
-    from pmforge.understand import people, scoring
-
     docs = nlp.parse([r["text"] for r in rows])
     xs, ys, sources = [], [], []
     for row, doc in zip(rows, docs):
@@ -157,7 +155,6 @@ def people_matrix(rows: list[dict]) -> tuple[np.ndarray, np.ndarray, list[str]]:
 
 def train_people(rows: list[dict], quiet: bool = False) -> fields.Weights:
     from pmforge.embed.local import LocalEmbedder
-    from pmforge.understand import scoring
 
     x, y, sources = people_matrix(rows)
     groups = np.array(sources)

@@ -226,19 +226,18 @@ def parse_metric(sentence: str, doc: "Doc | None" = None, kind: str = "lagging")
         elif not baseline and (_BASELINE_MARK.search(before) or _BASELINE_AFTER.search(after)):
             baseline = m.group(0).strip()
     if values and not target and not baseline:
-        target = _value_with_mark(sentence, values[-1]) if len(values) == 1 else _value_with_mark(sentence, values[-1])
+        target = _value_with_mark(sentence, values[-1])
         if len(values) > 1:
             baseline = values[0].group(0).strip()
     if values and baseline and not target and len(values) > 1:
         target = _value_with_mark(sentence, values[-1])
-    first = values[0].start() if values else len(sentence)
     name = measure_name(sentence)
     direction = ""
     if _DIRECTION_DOWN.search(sentence):
         direction = "down"
     elif _DIRECTION_UP.search(sentence):
         direction = "up"
-    return Metric(name=name, baseline=baseline, target=target, deadline=deadline, kind=kind,  # type: ignore[arg-type]
+    return Metric(name=name, baseline=baseline, target=target, deadline=deadline, kind=kind,
                   direction=direction, text=t.tidy(sentence))
 
 

@@ -374,16 +374,6 @@ def candidates(doc: "Doc", options: set[str] | None = None) -> list[Mention]:
     return _dedupe(mentions)
 
 
-def stakeholders(doc: "Doc", options: set[str] | None = None) -> list[Mention]:
-    """The stakeholders one parsed sentence names: the candidates the learned filter keeps (see `scoring`)."""
-    found = candidates(doc, options)
-    if not found:
-        return []
-    from pmforge.understand import scoring
-
-    return [m for m, keep in zip(found, scoring.keep_stakeholders(found, doc)) if keep]
-
-
 _HUMAN_VERBS = re.compile(
     r"^(?:say|tell|want|ask|need|think|believe|worry|fear|hate|love|like|prefer|agree|disagree|approve|sign|own|"
     r"run|lead|manage|decide|block|resist|push|insist|argue|complain|care|support|champion|sponsor|fund|veto|"

@@ -57,9 +57,9 @@ def classify(sentences: list[str], facts_by_sentence: list[list[Fact]], probe_id
                 if fact.slot in slots:
                     offer(pid, fact.score or 1.0, sentence)
     for person in people or []:
-        pid = ANSWERED_BY_ROLE.get(person.role)
-        if pid:
-            offer(pid, 0.9, person.sentence)
+        role_probe = ANSWERED_BY_ROLE.get(person.role)
+        if role_probe:
+            offer(role_probe, 0.9, person.sentence)
     # The part people play in a sentence, read by the classifier ("whose work changes: the mechanics would…").
     for sentence, reading in zip(sentences, readings or []):
         for pid, slots in ANSWERED_BY.items():

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from pmforge.core.models import Mode, SessionState
 from pmforge.knowledge import MODES, Catalogue
-from pmforge.understand import changes, claims, fields, metrics, nlp, people
+from pmforge.understand import changes, claims, fields, metrics, nlp, people, scoring
 from pmforge.understand import probes as probe_rules
 from pmforge.understand import text as t
 from pmforge.understand.intent import evaluation_target, intent_of
@@ -160,8 +160,8 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
         result.corrections += found
         result.departures += changes.departures(sentence, state)
         result.options += [o for o in _options_named(doc, known_options) if o not in result.options]
-        mentions = people.stakeholders(doc, known_options | {o.lower() for o in result.options})
-        result.people += [Person(name=m.name, kind=m.kind, role=m.role_type, title=m.title,  # type: ignore[arg-type]
+        mentions = scoring.stakeholders(doc, known_options | {o.lower() for o in result.options})
+        result.people += [Person(name=m.name, kind=m.kind, role=m.role_type, title=m.title,
                                  affiliation=m.affiliation, note=m.note, sentence=sentence) for m in mentions]
         if found:  # a correction fixes the record instead of adding to it
             facts_by_sentence[sentence] = []
@@ -227,7 +227,7 @@ def _facts(sentence: str, doc: "Doc", reading: fields.Reading, mode: Mode,
             seen.add(m.text)
             unique.append(m)
     for m in unique:
-        slot: Slot = {"leading": "metric_leading", "lagging": "metric_lagging", "anti": "metric_anti"}[m.kind]
+        slot = _METRIC_SLOT[m.kind]
         facts.append(Fact(slot=slot, text=metrics.render(m), subject=m.name, score=reading.p(
             {"leading": "metric_leading", "lagging": "metric_lagging", "anti": "anti_metric"}[m.kind])))
     return facts, unique
@@ -242,6 +242,9 @@ _PAIRS = [frozenset(p) for p in (
     ("metric_leading", "do_not_proceed_if"), ("anti_metric", "do_not_proceed_if"), ("problem", "audience"),
     ("why_now", "problem"), ("out_of_scope", "day_one"), ("solution", "build_vs_buy"),
     ("validation", "proceed_if"), ("validation", "do_not_proceed_if"), ("viability_risk", "build_vs_buy"))]
+
+
+_METRIC_SLOT: dict[str, Slot] = {"leading": "metric_leading", "lagging": "metric_lagging", "anti": "metric_anti"}
 
 
 def _compatible(a: str, b: str) -> bool:
@@ -286,7 +289,7 @@ def _evaluation_fact(label: str, sentence: str, doc: "Doc", score: float, hedged
         level_match = _STATED_LEVEL.search(sentence)
         level = _LEVEL_WORDS.get((level_match.group(1) or level_match.group(2) or "").lower(), "") \
             if level_match else ""
-        return Fact(slot=label, text=tidy, detail=_direction(sentence, doc), level=level,  # type: ignore[arg-type]
+        return Fact(slot=label, text=tidy, detail=_direction(sentence, doc), level=level,
                     score=score, hedged=hedged)
     if label == "build_vs_buy":
         recommendation = next((kind for kind, pattern in _RECOMMEND if pattern.search(sentence)), "")

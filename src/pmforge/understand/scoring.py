@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pmforge.understand import fields
-from pmforge.understand.people import Mention, mention_features
+from pmforge.understand.people import Mention, candidates, mention_features
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
@@ -44,3 +44,11 @@ def stakeholder_probabilities(mentions: list[Mention], doc: "Doc") -> list[float
 def keep_stakeholders(mentions: list[Mention], doc: "Doc") -> list[bool]:
     cut = float(weights().thresholds[0])
     return [p >= cut for p in stakeholder_probabilities(mentions, doc)]
+
+
+def stakeholders(doc: "Doc", options: set[str] | None = None) -> list[Mention]:
+    """The stakeholders one parsed sentence names: the parse's candidates that the learned filter keeps."""
+    found = candidates(doc, options)
+    if not found:
+        return []
+    return [m for m, keep in zip(found, keep_stakeholders(found, doc)) if keep]
