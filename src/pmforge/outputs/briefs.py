@@ -203,6 +203,14 @@ def problem_brief_markdown(
 
     body += ["## Problem statement", *_text_or_tbc(brief.problem_statement, "Problem statement", missing)]
     body += ["## Target audience", *_text_or_tbc(brief.target_audience, "Target audience", missing)]
+    # Context the brief is better for but can go out without: shown when recorded, never listed as missing.
+    if brief.why_now.strip():
+        body += ["## Why now", *_prose(brief.why_now)]
+    if brief.day_one_use_case.strip():
+        body += ["## Day-one use case", *_prose(brief.day_one_use_case)]
+    for heading, items in (("Tried before", brief.tried_before), ("Out of scope", brief.out_of_scope)):
+        if _nonempty(items):
+            body += [f"## {heading}", _bullets(_nonempty(items))]
 
     body.append("## Stakeholders")
     stakeholders = [s for s in brief.stakeholders if s.name.strip()]
@@ -303,7 +311,10 @@ def solution_evaluation_markdown(
     rows, evidence = [], []
     for label, attr in _RISKS:
         risk: RiskAssessment = getattr(ev, attr)
-        if risk.level == "unknown":
+        if risk.level == "unknown" and risk.summary.strip():
+            missing.append(f"{label} risk level")
+            level = "_Not assessed_"  # the PM described the risk but neither rated it nor said which way it points
+        elif risk.level == "unknown":
             missing.append(f"{label} risk level")
             level = _TBC_MD
         else:

@@ -223,6 +223,10 @@ def skeleton(state: SessionState, budget: int) -> str:
             ),
             "Proceed if": "; ".join(b.decision_criteria.proceed_if),
             "Do not proceed if": "; ".join(b.decision_criteria.do_not_proceed_if),
+            "Why now": b.why_now,
+            "Tried before": "; ".join(b.tried_before),
+            "Out of scope": "; ".join(b.out_of_scope),
+            "Day-one use case": b.day_one_use_case,
         }
         title = "Problem brief (Mode 1)"
     per_field = max(budget // max(len(fields), 1) - 8, 20)

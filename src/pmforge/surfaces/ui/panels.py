@@ -82,6 +82,12 @@ def skeleton_panel(state: SessionState, manifest: Manifest, catalogue: Catalogue
                         f"{len(m.anti_metrics)} anti")
             c = b.decision_criteria
             st.markdown(f"**Criteria:** {len(c.proceed_if)} proceed-if, {len(c.do_not_proceed_if)} stop-if")
+            if b.why_now:
+                st.markdown(f"**Why now:** {b.why_now}")
+            if b.day_one_use_case:
+                st.markdown(f"**Day one:** {b.day_one_use_case}")
+            if b.out_of_scope:
+                st.markdown(f"**Out of scope:** {len(b.out_of_scope)} item{'s' * (len(b.out_of_scope) != 1)}")
 
 
 def meter_chart_data(turns: list[Turn]) -> dict[str, list[int]]:
