@@ -19,6 +19,7 @@ from itertools import count
 from pmforge.core.models import RoutingDecision, SessionState
 from pmforge.core.settings import Settings
 from pmforge.interviewer import plan as offline_plan
+from pmforge.interviewer.questions import ASK_AGAIN, asked_before, follow_ups, fresh, opening
 from pmforge.interviewer.rules import ROUTE_TOOL, read_message, rule_route
 from pmforge.knowledge import Catalogue
 from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
@@ -145,19 +146,19 @@ class OfflineLLM(LLM):
 
     def _compose(self, ctx, state: SessionState, u: Understanding, recorded: bool) -> str:
         d = ctx.decision
-        parts: list[str] = []
+        parts: list[str] = [opening(u)] if u.intent == "statement" else []
         if d.action == "enter_mode" and d.mode == "mode_2":
             name = u.solution_name or state.solution_evaluation.solution_name or "the proposed solution"
             parts.append(f"Let's evaluate **{name}** (Mode 2). We'll test it against the problem we framed: value, "
                          "usability, feasibility and viability risk, build vs buy, then the cheapest test of the "
                          "riskiest assumption.")
-        if u.intent == "summarize" or d.action == "micro_synthesize":
+        if u.intent == "summarize" or d.action == "complete_mode":  # asked for, or the mode changes
             parts.append(_synthesis(state, ctx.catalogue))
         elif u.intent == "question_method":
             parts.append(_explain(u.question or ctx.user_message))
         elif u.intent == "filler" and not recorded:
             parts.append("Noted — let's keep going.")
-        elif u.intent == "statement" and not recorded and not u.probes and ctx.user_message.strip():
+        elif u.intent == "statement" and not recorded and not u.probes and ctx.user_message.strip() and not parts:
             parts.append("Got it.")
         if not ctx.user_message.strip() or (u.intent == "filler" and "<pasted" in ctx.user_message):
             parts.append("You pasted a long text: it is saved as a source and searched like your files.")
@@ -202,25 +203,41 @@ def _grounding(ctx, state: SessionState, u: Understanding) -> list[str]:
     if ctx.documents:
         top = max(ctx.documents, key=lambda p: p.score)  # passages arrive in reading order, not by score
         query = asked or message
-        relevant = asked or t.overlap(query, top.text) >= 0.3
+        # Unasked, a passage is quoted only when it bears on the message and no earlier reply quoted it.
+        relevant = asked or (t.overlap(query, top.text) >= 0.3 and not _cited_before(state, top.citation))
         if relevant:
             quoted = best_sentences(top.text, query, 2 if asked else 1)
             parts.append(f"From your files, {top.citation}: " + " ".join(f"“{s}”" for s in quoted))
     elif d.requires_retrieval and ctx.has_documents and asked:
         parts.append("I did not find this in the uploaded files, so I won't guess at it.")
-    if ctx.conversations and u.intent not in ("summarize", "artifact", "filler"):
-        already = _quoted_turns(state)
-        for earlier in sorted(ctx.conversations, key=lambda x: -x.score):
-            said = extractive.sentences(own_words(earlier.user))
-            if not said or earlier.turn_number in already:
-                continue
-            best = max(said, key=lambda s: t.overlap(message, s))
-            shared = t.content_terms(message) & t.content_terms(best)
-            if len(shared) >= 2 and t.overlap(message, best) >= 0.34:
-                parts.append(f"This connects to what you said in turn {earlier.turn_number}: "
-                             f"“{extractive.clip_words(best, 35)}”")
-                break
+    if ctx.conversations and u.intent == "statement":
+        parts += _changed_numbers(ctx, state, message)
     return parts
+
+
+def _cited_before(state: SessionState, citation: str) -> bool:
+    return any(citation in turn.assistant for turn in state.turns[-50:])
+
+
+def _changed_numbers(ctx, state: SessionState, message: str) -> list[str]:
+    """An earlier turn is brought up only when it adds something: the same thing given a different number
+    then. Said once per earlier turn, in Forge's words, with what changed."""
+    now = set(t.numbers(message))
+    if not now:
+        return []
+    already = _quoted_turns(state)
+    for earlier in sorted(ctx.conversations, key=lambda x: -x.score):
+        if earlier.turn_number in already:
+            continue
+        for sentence in extractive.sentences(own_words(earlier.user)):
+            then = set(t.numbers(sentence))
+            shared = t.content_terms(message) & t.content_terms(sentence)
+            kinds = {t.number_kind(n) for n in then} & {t.number_kind(n) for n in now} - {"plain"}
+            if then and kinds and not (then & now) and len(shared) >= 2:
+                old, new = sorted(then)[0], sorted(now)[0]
+                return [f"In turn {earlier.turn_number} you put this at {old}; now {new}. If {new} replaces it, "
+                        f"say “actually {new}, not {old}” and I'll correct it everywhere it appears."]
+    return []
 
 
 def _explain(question: str) -> str:
@@ -259,47 +276,66 @@ _GAPS_MODE_2 = [
 ]
 
 
-def _recently_asked(state: SessionState, turns: int = 8) -> str:
-    return "\n".join(turn.assistant for turn in state.turns[-turns:])
-
-
 def _questions(ctx, state: SessionState, u: Understanding) -> str:
+    """Two or three questions (one after a factual question): a follow-up on what the PM just said, the
+    active probe's questions, then what the record lacks; none asked earlier in the session."""
     d = ctx.decision
     mode = d.mode
     filled = filled_slots(state, u)
-    recent = _recently_asked(state)
+    earlier = [] if ASK_AGAIN.search(ctx.user_message) else asked_before(state)
     just_answered = {p.probe for p in u.probes}
     probe = ctx.catalogue.find_probe(d.next_probe) if d.next_probe else None
-    asked: list[str] = []
-    header = ""
+    bank: list[str] = []
     if probe is not None and probe.id not in just_answered:
-        bank = [q for q in probe.questions if q not in recent]
-        bank = [q for q in bank if not any(p.search(q) and slot in filled for p, slot in _SLOT_QUESTIONS)]
         patterns = [ctx.catalogue.find_pattern(p) for p in d.patterns[:1]]
-        pattern_q = [p.question for p in patterns if p]
-        asked = (pattern_q + bank)[:3]
-        if asked:
-            header = f"**{probe.name}** — {probe.purpose}"
-    if len(asked) < 2:
-        gaps = _GAPS_MODE_1 if mode == "mode_1" else _GAPS_MODE_2
-        asked += [q for slot, q in gaps if slot not in filled and q not in recent and q not in asked][: 3 - len(asked)]
-        if not header and asked:
-            header = "**Filling the gaps in the " + ("problem brief" if mode == "mode_1" else "solution evaluation") + "**"
-    if not asked:
-        if mode == "mode_1":
-            return ("The problem brief has what it needs. Shall we stress-test a solution (say which option), or "
-                    "shall I write up the brief?")
-        return "The evaluation has what it needs. Shall I write up the solution evaluation?"
-    return "\n\n".join([header] + [f"Question {i}: {q}" for i, q in enumerate(asked, 1)])
+        bank = [p.question for p in patterns if p] + [
+            q for q in probe.questions if not any(p.search(q) and slot in filled for p, slot in _SLOT_QUESTIONS)]
+    gaps = [q for slot, q in (_GAPS_MODE_1 if mode == "mode_1" else _GAPS_MODE_2) if slot not in filled]
+    factual = u.intent in ("question_files", "question_method")
+    limit = 1 if factual else 3
+    mine = follow_ups(u, state)[:1]
+    asked = fresh(mine + bank + gaps, earlier, limit)
+    header = ""
+    if any(q in bank for q in asked) and probe is not None:
+        # The probe is introduced once; after that its questions speak for themselves.
+        introduced = f"**{probe.name}** —"
+        header = "" if any(introduced in turn.assistant for turn in state.turns) else \
+            f"**{probe.name}** — {probe.purpose}"
+    elif any(q in gaps for q in asked):
+        header = "**Filling the gaps in the " + ("problem brief" if mode == "mode_1" else "solution evaluation") + "**"
+    if asked:
+        if factual:
+            return "One question for the brief: " + asked[0]
+        return "\n\n".join(([header] if header else []) + [f"Question {i}: {q}" for i, q in enumerate(asked, 1)])
+    if factual:
+        return ""
+    open_probes = [ctx.catalogue.probe_name(p) for p in ctx.catalogue.order(mode)
+                   if p not in state.routing.probes_fired and p not in just_answered]
+    artifact = "brief" if mode == "mode_1" else "solution evaluation"
+    if open_probes:
+        return (f"I have no new question on this. Not yet covered: {', '.join(open_probes)}. Tell me what you know "
+                f"about any of them, or ask me to write up the {artifact} as it stands.")
+    offer = ("The problem brief has what it needs. Shall we stress-test a solution (say which option), or shall I "
+             "write up the brief?" if mode == "mode_1" else
+             "The evaluation has what it needs. Shall I write up the solution evaluation?")
+    if any(offer in turn.assistant for turn in state.turns[-12:]):
+        return ""  # offered already: the PM knows the next step
+    return offer
+
+
+def _whole(text: str) -> str:
+    """The first sentence of a record, whole: a summary line is never cut mid-sentence."""
+    found = extractive.sentences(text)
+    return (found[0] if found else text).strip()
 
 
 def _synthesis(state: SessionState, catalogue: Catalogue) -> str:
     brief = state.problem_brief
     lines = ["**Where we are**"]
     if brief.problem_statement:
-        lines.append(f"- Problem: {t.clip_words(brief.problem_statement, 45)}")
+        lines.append(f"- Problem: {_whole(brief.problem_statement)}")
     if brief.target_audience:
-        lines.append(f"- Audience: {t.clip_words(brief.target_audience, 30)}")
+        lines.append(f"- Audience: {_whole(brief.target_audience)}")
     if brief.stakeholders:
         people = ", ".join(f"{s.name} ({offline_plan.ROLE_LABEL.get(s.role, 'involved')})"
                            for s in brief.stakeholders[:6])
@@ -307,16 +343,16 @@ def _synthesis(state: SessionState, catalogue: Catalogue) -> str:
     metrics = brief.success_metrics
     for label, items in (("Leading", metrics.leading), ("Lagging", metrics.lagging), ("Anti-metric", metrics.anti_metrics)):
         if items:
-            lines.append(f"- {label}: {t.clip_words(items[-1], 25)}")
+            lines.append(f"- {label}: {_whole(items[-1])}")
     criteria = brief.decision_criteria
     if criteria.proceed_if or criteria.do_not_proceed_if:
         first = (criteria.do_not_proceed_if or criteria.proceed_if)[-1]
-        lines.append(f"- Decision line: {t.clip_words(first, 25)}")
+        lines.append(f"- Decision line: {_whole(first)}")
     live = [a for a in state.assumptions if not a.retired]
     if live:
         risky = [a for a in live if a.status in ("at_risk", "invalidated")]
         lines.append(f"- Assumptions: {len(live)} registered" + (f", {len(risky)} at risk or invalidated" if risky else "")
-                     + f"; e.g. {live[-1].id}: {t.clip_words(live[-1].claim, 20)}")
+                     + f"; e.g. {live[-1].id}: {_whole(live[-1].claim)}")
     evaluation = state.solution_evaluation
     if state.active_mode == "mode_2" and evaluation.solution_name:
         rated = [f"{dim} {getattr(evaluation, f'{dim}_risk').level}" for dim in

@@ -13,6 +13,7 @@ without running a turn.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -244,6 +245,87 @@ def score_probes(predicted: set[tuple[str, int]], gold: set[tuple[str, int]]) ->
     }
 
 
+# ---------------------------------------------------------------- the replies, read as a PM reads them
+
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"")
+_NOTHING_LEFT = re.compile(r"\b(?:has what it needs|nothing (?:left|more) to ask)\b", re.I)
+_OPEN_ITEMS = re.compile(r"\b(?:still open|to be confirmed|not assessed|not yet explored)\b|^\s*Question \d+:",
+                         re.I | re.M)
+REPEAT_SIMILARITY = 0.85  # DESIGN.md: a question this close to an earlier one is the same question
+PARROT_WORDS = 8  # a sentence of the PM's this long, given back word for word, is parroting
+
+
+def _said(reply: str) -> str:
+    """A reply without the turn's acknowledgement block (worded from the records, scored on its own)."""
+    from pmforge.turn.acknowledge import HEADING
+
+    return reply.split(HEADING, 1)[0]
+
+
+def questions_in(reply: str) -> list[str]:
+    """The questions a reply asks the PM: sentences ending in "?" outside quotes, markup and numbering gone."""
+    text = _QUOTED.sub(" ", _said(reply))
+    found = []
+    for line in text.splitlines():
+        line = re.sub(r"^\s*(?:[-*>]|\d+[.)]|Question \d+:)\s*", "", line).replace("**", "").strip()
+        for sentence in re.split(r"(?<=[.!?])\s+", line):
+            if sentence.endswith("?") and len(sentence.split()) >= 4:
+                found.append(sentence)
+    return found
+
+
+def _normalised(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9$%£€.]+", text.lower()))
+
+
+def score_replies(state: SessionState, embed=None) -> dict:
+    """What a PM notices in the replies (DESIGN.md, `eval sessions`): questions asked again (word for word, or
+    by embedding similarity ≥ 0.85 when `embed` is given), values stated in the turn that corrected them,
+    "has what it needs" beside open items, the PM's own sentences given back, and questions per reply."""
+    import numpy as np
+
+    asked: list[str] = []
+    vectors = np.zeros((0, 0), dtype=np.float32)
+    repeated = replies_repeating = stale = nothing_left = parroting = questions = 0
+    pm_sentences: set[str] = set()
+    for turn in state.turns:
+        reply = turn.assistant
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", turn.user):
+            if len(sentence.split()) >= PARROT_WORDS:
+                pm_sentences.add(_normalised(sentence))
+        said = _normalised(_said(reply))
+        if any(sentence and sentence in said for sentence in pm_sentences):
+            parroting += 1
+        corrected = [c.old for c in state.brief_history if c.turn == turn.number and len(c.old.strip()) >= 2]
+        if any(re.search(rf"(?<![\w.]){re.escape(old.strip())}(?![\w])", _said(reply)) for old in corrected):
+            stale += 1
+        if _NOTHING_LEFT.search(reply) and _OPEN_ITEMS.search(reply):
+            nothing_left += 1
+        these = questions_in(reply)
+        questions += len(these)
+        again = 0
+        if these:
+            seen = {_normalised(q) for q in asked}
+            exact = [_normalised(q) in seen for q in these]
+            similar = [False] * len(these)
+            if embed is not None and len(asked):
+                new = np.asarray(embed(these), dtype=np.float32)
+                if vectors.size:
+                    similar = list((new @ vectors.T).max(axis=1) >= REPEAT_SIMILARITY)
+                vectors = np.vstack([vectors, new]) if vectors.size else new
+            elif embed is not None:
+                vectors = np.asarray(embed(these), dtype=np.float32)
+            again = sum(bool(e or s) for e, s in zip(exact, similar))
+            asked += these
+        repeated += again
+        replies_repeating += bool(again)
+    replies = len(state.turns)
+    return {"replies": replies, "questions": questions, "questions_asked_again": repeated,
+            "replies_repeating": replies_repeating, "stale_values": stale, "nothing_left_with_open_items": nothing_left,
+            "parroting_replies": parroting, "parroting_share": _share(parroting, replies),
+            "questions_per_reply": round(questions / replies, 2) if replies else None}
+
+
 def modes_reached(state: SessionState) -> list[str]:
     reached = ["mode_1"]
     if state.active_mode == "mode_2" or any(t.active_mode == "mode_2" for t in state.turns):
@@ -262,7 +344,7 @@ def _seconds(times: list[float]) -> dict:
 
 
 def score_session(name: str, state: SessionState, gold: dict, pm_turn_of: dict[int, int] | None = None,
-                  times: list[float] | None = None) -> dict:
+                  times: list[float] | None = None, embed=None) -> dict:
     """One session's report from its saved state and gold."""
     record = scored_record(state)
     return {
@@ -273,6 +355,7 @@ def score_session(name: str, state: SessionState, gold: dict, pm_turn_of: dict[i
         "assumptions": score_assumptions(record, gold["assumptions"]),
         "probes": score_probes(probe_pairs(state, pm_turn_of), gold_probe_pairs(gold["probes"])),
         "precision": score_precision(record, gold["fields"]),
+        "replies": score_replies(state, embed),
         "modes_reached": modes_reached(state),
         "completed_modes": record["completed_modes"],
         "seconds_per_turn": _seconds(times or []),
@@ -321,6 +404,9 @@ def overall(reports: list[dict], golds: list[dict], times: list[float]) -> dict:
         "probe_recall": _share(total("probes", "hits"), total("probes", "gold")),
         "probe_pairs": {"predicted": total("probes", "predicted"), "gold": total("probes", "gold"),
                         "hits": total("probes", "hits")},
+        "replies": {key: sum(r["replies"][key] for r in reports) for key in (
+            "replies", "questions", "questions_asked_again", "replies_repeating", "stale_values",
+            "nothing_left_with_open_items", "parroting_replies")},
         "mode_2_reached": f"{reached} of {len(wants_mode_2)}",
         "seconds_per_turn_p50": _seconds(times)["p50"],
     }
@@ -464,6 +550,16 @@ def play(project, session: Session, before_turn=None) -> tuple[dict[int, int], l
     return pm_turn_of, times, uploads
 
 
+def _question_vectors(texts: list[str]):
+    """Unit MiniLM vectors for questions: the same measure whichever provider played the session."""
+    import numpy as np
+
+    from pmforge.understand.fields import sentence_vectors
+
+    vectors = sentence_vectors(texts)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+
+
 def evaluate_sessions(folder: Path, settings, only: str | None = None, keep: Path | None = None,
                       progress=None) -> dict:
     """Play and score every session in `folder`, each in a fresh scratch project.
@@ -492,7 +588,8 @@ def evaluate_sessions(folder: Path, settings, only: str | None = None, keep: Pat
         for session in sessions:
             project = Project.create(services, session.name)
             pm_turn_of, times, uploads = play(project, session)
-            report = score_session(session.name, project.state(), session.gold, pm_turn_of, times)
+            report = score_session(session.name, project.state(), session.gold, pm_turn_of, times,
+                                   embed=_question_vectors)
             report["uploads"] = uploads
             reports.append(report)
             all_times += times
@@ -544,9 +641,16 @@ def table(report: dict) -> str:
         f"{o['problem_statement_words']['mean']} (max {o['problem_statement_words']['max']})", f"2: {o['mode_2_reached']}",
         _pct(o["seconds_per_turn_p50"]),
     ])
+    replies = o["replies"]
+    footer = (f"replies: {replies['replies']}, questions {replies['questions']} "
+              f"({replies['questions'] / max(replies['replies'], 1):.2f} per reply), asked again "
+              f"{replies['questions_asked_again']} (in {replies['replies_repeating']} replies), stale values "
+              f"{replies['stale_values']}, 'has what it needs' beside open items {replies['nothing_left_with_open_items']}, "
+              f"quoting the PM back {replies['parroting_replies']}")
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [header, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    lines += ["", footer]
     if o["fields"]["by_path"]:
         lines += ["", "fields by path:"]
         lines += [f"  {path}: {_ratio(p['captured'], p['total'])}" for path, p in o["fields"]["by_path"].items()]

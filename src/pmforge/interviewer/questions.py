@@ -1,0 +1,178 @@
+"""What the offline interviewer asks next, and how it shows it listened.
+
+Questions come in three kinds, best first: follow-ups built from what the PM just said (their numbers,
+names and doubts), the active probe's catalogue questions, and the questions for what the record still
+lacks. None is asked twice in a session: a candidate is dropped when it matches an earlier question word for
+word or by embedding similarity (`REPEAT_SIMILARITY`), unless the PM asks for the questions again.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+
+import numpy as np
+
+from pmforge.core.models import SessionState
+from pmforge.understand import Understanding
+from pmforge.understand.fields import sentence_vectors
+
+REPEAT_SIMILARITY = 0.85  # the same question in other words (DESIGN.md, `eval sessions`: questions asked again)
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"")
+_NUMBERING = re.compile(r"^\s*(?:[-*>]|\d+[.)]|Question \d+:)\s*")
+ASK_AGAIN = re.compile(r"\b(?:ask|repeat|say) (?:me )?(?:that|those|the questions?|it) again\b|"
+                       r"\bwhat (?:were|was) (?:the|your) questions?\b", re.I)
+
+
+@lru_cache(maxsize=16384)
+def questions_in(reply: str) -> tuple[str, ...]:
+    """The questions a reply asked: sentences ending in "?", outside quotes, without markup or numbering.
+    Replies never change, so each is read once per process."""
+    found = []
+    for line in _QUOTED.sub(" ", reply).splitlines():
+        line = _NUMBERING.sub("", line).replace("**", "").strip()
+        for sentence in re.split(r"(?<=[.!?])\s+", line):
+            if sentence.endswith("?") and len(sentence.split()) >= 4:
+                found.append(sentence)
+    return tuple(found)
+
+
+def _key(question: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9$%£€.]+", question.lower()))
+
+
+class _Vectors:
+    """Unit vectors of questions, kept: the catalogue's questions recur in every session."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, questions: list[str]) -> np.ndarray:
+        with self._lock:
+            missing = [q for q in dict.fromkeys(questions) if q not in self._known]
+        if missing:
+            vectors = sentence_vectors(missing)
+            vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+            with self._lock:
+                self._known.update(zip(missing, vectors))
+        with self._lock:
+            return np.stack([self._known[q] for q in questions])
+
+
+question_vectors = _Vectors()
+
+
+def asked_before(state: SessionState) -> list[str]:
+    found: list[str] = []
+    for turn in state.turns:
+        found += questions_in(turn.assistant)
+    return found
+
+
+def _parts(question: str) -> list[str]:
+    """A catalogue question may be two ("Has this been tried before? What stopped it then?"): each is
+    compared on its own, as a PM reads them."""
+    parts = [p for p in re.split(r"(?<=[?.])\s+", question.strip()) if len(p.split()) >= 4]
+    return parts or [question]
+
+
+def fresh(candidates: list[str], earlier: list[str], limit: int) -> list[str]:
+    """Up to `limit` candidates, in order, none of whose parts repeats an earlier question or another pick."""
+    if not candidates:
+        return []
+    seen = {_key(q) for q in earlier}
+    pool = [q for q in dict.fromkeys(candidates) if not any(_key(p) in seen for p in _parts(q))]
+    if not pool:
+        return []
+    against = question_vectors(list(dict.fromkeys(earlier))) if earlier else np.zeros((0, 384), dtype=np.float32)
+    chosen: list[str] = []
+    for question in pool:
+        vectors = question_vectors(_parts(question))
+        if against.size and float((vectors @ against.T).max()) >= REPEAT_SIMILARITY:
+            continue
+        chosen.append(question)
+        against = np.vstack([against, vectors]) if against.size else vectors
+        if len(chosen) == limit:
+            break
+    return chosen
+
+
+# ---------------------------------------------------------------- follow-ups from what was just said
+
+
+def _lower_first(text: str) -> str:
+    text = text.strip().rstrip(".!?")
+    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+
+
+def follow_ups(u: Understanding, state: SessionState) -> list[str]:
+    """Questions that pick up the PM's own facts: a number without its target, a target without its
+    baseline, a decision-maker's bar, a doubt and how to check it."""
+    asks: list[str] = []
+    leading_known = bool(state.problem_brief.success_metrics.leading) or any(m.kind == "leading" for m in u.metrics)
+    for m in u.metrics:
+        name = m.name or "that number"
+        if m.kind == "anti":
+            continue
+        if m.baseline and not m.target:
+            asks.append(f"You put {name} at {m.baseline}; what would count as success, and by when?")
+        elif m.target and not m.baseline:
+            asks.append(f"Where is {name} today, so we know how far {m.target} is?")
+        elif m.target and not m.deadline:
+            asks.append(f"By when should {name} reach {m.target}?")
+        elif m.kind == "lagging" and not leading_known:
+            asks.append(f"What would you see within weeks that tells you {name} is on its way to {m.target}?")
+    for person in u.people:
+        if person.role == "decision_authority":
+            asks.append(f"What would {person.name} need to see to say yes?")
+        elif person.role == "status_quo_beneficiary":
+            asks.append(f"What does {person.name} lose if this changes, and how hard will they push back?")
+        elif person.role == "execution_dependency":
+            asks.append(f"How much of {person.name}'s day-to-day work would have to change?")
+    for hedge in u.hedges:
+        claim = _lower_first(hedge.claim)
+        if hedge.evidence:
+            asks.append(f"Beyond what you mentioned, what is the cheapest way to check that {claim}?")
+        else:
+            asks.append(f"What would convince you that {claim}, or that it doesn't hold?")
+    for correction in u.corrections:
+        asks.append(f"Now that it is {correction.new}, does that change how big the problem is?")
+    return asks
+
+
+# ---------------------------------------------------------------- the opening: what Forge understood
+
+_ROLE_PHRASES = {
+    "decision_authority": "{name} has the final say",
+    "execution_dependency": "{name} would have to change how they work",
+    "status_quo_beneficiary": "{name} does well out of today's way",
+    "pain_holder": "{name} feels the pain",
+}
+
+
+def opening(u: Understanding) -> str:
+    """One or two short sentences, in Forge's words, on what it took from the message (never a quote)."""
+    said: list[str] = []
+    for correction in u.corrections[:1]:
+        said.append(f"So it is {correction.new} now")
+    for m in u.metrics:
+        if m.kind == "anti" and m.name:
+            said.append(f"{m.name[:1].upper() + m.name[1:]} must not get worse")
+        elif m.name and m.target:
+            said.append(f"the number to move is {m.name}" + (f", from {m.baseline}" if m.baseline else "")
+                        + f" to {m.target}" + (f" {m.deadline}" if m.deadline else ""))
+        if len(said) >= 2:
+            break
+    for person in u.people:
+        phrase = _ROLE_PHRASES.get(person.role)
+        if phrase and len(said) < 2:
+            said.append(phrase.format(name=person.name))
+    if u.hedges and len(said) < 2:
+        said.append(f"that {_lower_first(u.hedges[0].claim)} is still to be checked" if not said else
+                    f"{_lower_first(u.hedges[0].claim)} is a belief to test, not a fact yet")
+    if not said:
+        return ""
+    text = "; ".join(said)
+    return text[:1].upper() + text[1:] + "."
