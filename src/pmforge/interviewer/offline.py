@@ -19,6 +19,7 @@ from itertools import count
 from pmforge.core.models import RoutingDecision, SessionState
 from pmforge.core.settings import Settings
 from pmforge.interviewer import plan as offline_plan
+from pmforge.interviewer.answer import reply_to
 from pmforge.interviewer.questions import ASK_AGAIN, asked_before, follow_ups, fresh, opening
 from pmforge.interviewer.rules import ROUTE_TOOL, read_message, rule_route
 from pmforge.knowledge import Catalogue
@@ -200,14 +201,13 @@ def _grounding(ctx, state: SessionState, u: Understanding) -> list[str]:
     d = ctx.decision
     message = ctx.user_message
     asked = u.question or (message if u.intent == "question_files" else "")
-    if ctx.documents:
+    if ctx.documents and asked:
+        parts.append(reply_to(asked, ctx.documents))
+    elif ctx.documents and u.intent == "statement":
         top = max(ctx.documents, key=lambda p: p.score)  # passages arrive in reading order, not by score
-        query = asked or message
         # Unasked, a passage is quoted only when it bears on the message and no earlier reply quoted it.
-        relevant = asked or (t.overlap(query, top.text) >= 0.3 and not _cited_before(state, top.citation))
-        if relevant:
-            quoted = best_sentences(top.text, query, 2 if asked else 1)
-            parts.append(f"From your files, {top.citation}: " + " ".join(f"“{s}”" for s in quoted))
+        if t.overlap(message, top.text) >= 0.3 and not _cited_before(state, top.citation):
+            parts.append(f"From your files, {top.citation}: “{best_sentence(top.text, message)}”")
     elif d.requires_retrieval and ctx.has_documents and asked:
         parts.append("I did not find this in the uploaded files, so I won't guess at it.")
     if ctx.conversations and u.intent == "statement":

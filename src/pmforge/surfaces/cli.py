@@ -416,7 +416,14 @@ def cmd_eval(args) -> int:
     settings = get_settings()
     if args.what == "sessions":
         return _eval_sessions(args, settings)
-    if args.what == "docs":
+    if args.what == "answers":
+        from pmforge.surfaces.answer_eval import evaluate_answers
+        if not args.dir:
+            raise ForgeError("forge eval answers needs --dir DIR (the files and questions.jsonl).")
+        figures = evaluate_answers(Path(args.dir), settings)
+        if not args.json:
+            figures = {k: v for k, v in figures.items() if k != "missed"} | {"missed": len(figures["missed"])}
+    elif args.what == "docs":
         if not (args.corpus and args.questions):
             raise ForgeError("forge eval docs needs --corpus DIR and --questions FILE.jsonl.")
         retriever = args.retriever or settings.document_retriever
@@ -560,7 +567,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_undo)
 
     p = sub.add_parser("eval", help="measure retrieval or whole-session quality on a labelled set")
-    p.add_argument("what", choices=["docs", "memory", "sessions"])
+    p.add_argument("what", choices=["docs", "memory", "sessions", "answers"])
     p.add_argument("--corpus", help="docs: a folder of .md/.docx files")
     p.add_argument("--conversation", help="memory: JSONL rows {id, role, text}")
     p.add_argument("--questions", help="JSONL questions with references (docs) or evidence (memory)")
@@ -570,7 +577,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="docs/memory: score what a turn's prompt section really shows (query, packing, budget)")
     p.add_argument("--budget", type=int, default=None, metavar="TOKENS",
                    help="with --as-turn: the documents or conversations section budget (default: the app's)")
-    p.add_argument("--dir", help="sessions: a folder of NAME.conversation.jsonl + NAME.gold.json")
+    p.add_argument("--dir", help="sessions: a folder of NAME.conversation.jsonl + NAME.gold.json; answers: the files "
+                                 "and questions.jsonl")
     p.add_argument("--only", metavar="NAME", help="sessions: run this one session")
     p.add_argument("--keep", metavar="DIR", help="sessions: keep the scratch projects in DIR for inspection")
     p.add_argument("--json", action="store_true")
