@@ -168,6 +168,8 @@ class OfflineLLM(LLM):
         if d.action == "complete_mode" and d.mode == "mode_1":
             # The completion and the brief are acknowledged by the turn; what comes next is said here.
             parts.append("To stress-test an option next, say which (e.g. “let's evaluate the vendor's tool”).")
+        if any("- Still open:" in p for p in parts):  # never "has what it needs" beside a list of open items
+            parts = [p for p in parts if "has what it needs" not in p]
         return "\n\n".join(p for p in parts if p)
 
 
@@ -210,7 +212,7 @@ def _grounding(ctx, state: SessionState, u: Understanding) -> list[str]:
             parts.append(f"From your files, {top.citation}: “{best_sentence(top.text, message)}”")
     elif d.requires_retrieval and ctx.has_documents and asked:
         parts.append("I did not find this in the uploaded files, so I won't guess at it.")
-    if ctx.conversations and u.intent == "statement":
+    if ctx.conversations and u.intent == "statement" and not u.corrections:  # corrections are acknowledged
         parts += _changed_numbers(ctx, state, message)
     return parts
 

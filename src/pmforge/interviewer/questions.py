@@ -16,7 +16,9 @@ import numpy as np
 
 from pmforge.core.models import SessionState
 from pmforge.understand import Understanding
+from pmforge.understand import text as t
 from pmforge.understand.fields import sentence_vectors
+from pmforge.understand.metrics import measure_name
 
 REPEAT_SIMILARITY = 0.85  # the same question in other words (DESIGN.md, `eval sessions`: questions asked again)
 _QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"")
@@ -124,6 +126,16 @@ def follow_ups(u: Understanding, state: SessionState) -> list[str]:
             asks.append(f"By when should {name} reach {m.target}?")
         elif m.kind == "lagging" and not leading_known:
             asks.append(f"What would you see within weeks that tells you {name} is on its way to {m.target}?")
+    measured = {m.name.lower() for m in u.metrics}
+    for fact in u.slot("problem", "audience"):
+        values = t.numbers(fact.text)
+        name = measure_name(fact.text) if values else ""
+        if name and name.lower() not in measured and len(name.split()) <= 5:
+            if fact.slot == "audience":
+                asks.append(f"Of those {values[0]}, who would use it first?")
+            else:
+                asks.append(f"You put {name[:1].lower() + name[1:] if not name[:2].isupper() else name} at "
+                            f"{values[0]}; where would it need to be, and by when, for this to be worth doing?")
     for person in u.people:
         if person.role == "decision_authority":
             asks.append(f"What would {person.name} need to see to say yes?")
