@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from pmforge.interviewer.questions import questions_in
 from pmforge.surfaces.bench.browser import CHROMIUM, WAIT_MS, chromium, forge_ui, open_app
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,6 +42,10 @@ We track shrink as a share of sales, markdown sell-through and the staff hours s
 
 try:
     from playwright.sync_api import expect, sync_playwright
+
+    # A Streamlit rerun on this 2-core machine can take more than Playwright's default 5 s when the language
+    # model loads for the first time: every expectation waits as long as a rerun may take.
+    expect.set_options(timeout=20_000)
 except ImportError:  # pragma: no cover - depends on the environment
     sync_playwright = None
 
@@ -208,6 +213,11 @@ def _journey(page, tmp_path: Path, projects: Path) -> None:
         assert partial, f"turn {i + 2}: no partial reply seen; the page showed {seen!r}"
     expect(sidebar).to_contain_text("turn 6")
     assert len(_saved_users(projects, "browser-pilot")) == 6
+    # A conversation, not a form: the file question answered first, and no question asked twice.
+    texts = [r.get_by_test_id("stMarkdownContainer").first.inner_text() for r in _assistant_replies(page).all()]
+    assert "20" in texts[0][:60], texts[0]
+    asked = [q for text in texts for q in questions_in(text)]
+    assert len(asked) == len(set(asked)) and len(asked) >= 5, asked
     _shots(page, "05-five-turns")
 
     # 5. The cited passage, opened from the citation inside the first reply, with its sentence highlighted.
@@ -232,10 +242,14 @@ def _journey(page, tmp_path: Path, projects: Path) -> None:
     _settled(page)
     _shots(page, "07-renamed")
 
-    # 7. Export the transcript as Markdown.
-    main.get_by_role("button", name="Export").click()
+    # 7. Export the transcript as Markdown (its menu opens below the button: the button is brought into view
+    # first, or the menu can open below the window's edge).
+    export = main.get_by_role("button", name="Export")
+    export.evaluate("element => element.scrollIntoView({block: 'start'})")
+    export.click()
     with page.expect_download() as download:
-        page.get_by_role("button", name="Transcript (.md)").click()
+        # The menu can still open partly below the window's edge: the click is sent to the button itself.
+        page.get_by_role("button", name="Transcript (.md)").dispatch_event("click")
     exported = Path(download.value.path()).read_text(encoding="utf-8")
     assert question in exported and "Pilot Review" in exported
     page.keyboard.press("Escape")
