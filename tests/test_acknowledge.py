@@ -161,11 +161,13 @@ def test_an_online_turn_acknowledges_the_assumption_claude_registered(online: Pr
 def test_forge_chat_says_it_is_offline_once_on_stderr_and_never_in_a_reply(isolated_env):
     env = {"FORGE_LLM": "offline"}
     assert run_forge(isolated_env, "new", "Notice", env=env).returncode == 0
-    done = run_forge(isolated_env, "chat", "notice", "-m", OPENING, "-m", "Who else should I talk to?", env=env)
+    done = run_forge(isolated_env, "chat", "notice", "-m", OPENING, "-m", "Who else should I talk to?", "--verbose",
+                     env=env)
 
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("Forge is running offline") == 1 and "ANTHROPIC_API_KEY" in done.stderr
     assert "ANTHROPIC_API_KEY" not in done.stdout and "offline" not in done.stdout.lower()
-    assert done.stdout.count("[turn ") == 2
+    assert done.stdout.count("> ") == 2 and "[turn " not in done.stdout  # telemetry only with --verbose, on stderr
+    assert done.stderr.count("[turn ") == 2
     turns = (Path(isolated_env) / "projects" / "notice" / "turns.jsonl").read_text()
     assert "ANTHROPIC_API_KEY" not in turns

@@ -262,9 +262,10 @@ def test_chatting_with_the_demo_from_a_clone_leaves_git_status_clean(isolated_en
     before = _tree(committed)
 
     shipped = sum('"patch"' not in line for line in (committed / "turns.jsonl").read_text().splitlines())
-    said = _forge(repo, "chat", "demo", "-m", "Regional directors review shrink monthly, but nobody owns it.")
+    said = _forge(repo, "chat", "demo", "-m", "Regional directors review shrink monthly, but nobody owns it.",
+                  "--verbose")
     assert said.returncode == 0, said.stderr
-    assert f"[turn {shipped + 1} " in said.stdout  # the shipped conversation goes on
+    assert f"[turn {shipped + 1} " in said.stderr  # the shipped conversation goes on
     assert _forge(repo, "brief", "demo", "--kind", "register", "--format", "csv").returncode == 0
 
     assert _git(repo, "status", "--porcelain", "--untracked-files=all") == ""

@@ -317,7 +317,7 @@ def cmd_chat(args) -> int:
 
                     print(OFFLINE_NOTICE, file=sys.stderr, flush=True)
                     offline_notice = False
-                _answer(project, message, args.json)
+                _answer(project, message, args.json, args.verbose)
         except ForgeError as exc:
             # Never lose what the PM typed: say what happened and give the message back.
             raise ForgeError(f"{str(exc).rstrip('.')}. Your message was not saved; here it is to send again:"
@@ -325,7 +325,7 @@ def cmd_chat(args) -> int:
     return 0
 
 
-def _answer(project, message: str, as_json: bool) -> None:
+def _answer(project, message: str, as_json: bool, verbose: bool = False) -> None:
     from pmforge.turn.orchestrator import start_turn
 
     pending = start_turn(project, message)
@@ -337,7 +337,10 @@ def _answer(project, message: str, as_json: bool) -> None:
     for delta in pending:
         print(delta, end="", flush=True)
     record = pending.finish()
-    print(f"\n\n[turn {record.turn} · phase A {record.tokens.phase_a} tok · phase B {record.tokens.phase_b} tok]")
+    print()
+    if verbose:  # for people tuning Forge, not for PMs: on stderr, so the reply itself stays clean
+        print(f"[turn {record.turn} · phase A {record.tokens.phase_a} tok · phase B {record.tokens.phase_b} tok]",
+              file=sys.stderr, flush=True)
 
 
 def cmd_undo(args) -> int:
@@ -555,10 +558,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("filename")
     p.set_defaults(func=cmd_delete)
 
-    p = sub.add_parser("chat", help="run turns headless")
+    p = sub.add_parser(
+        "chat", help="talk to Forge from the command line",
+        description="Send messages to a project's session. With -m, each -m is one message. Without -m, Forge "
+                    "reads standard input: each line you type (or pipe in) is one message, answered before the "
+                    "next is read; end with Ctrl-D (Ctrl-Z then Enter on Windows).")
     p.add_argument("project")
-    p.add_argument("-m", "--message", action="append", help="a message (repeatable); default: one per stdin line")
+    p.add_argument("-m", "--message", action="append",
+                   help="a message (repeatable); without -m, one message per line of standard input until Ctrl-D")
     p.add_argument("--json", action="store_true", help="print one JSON record per turn")
+    p.add_argument("--verbose", action="store_true", help="after each reply, the turn number and prompt tokens "
+                                                          "(on stderr)")
     p.set_defaults(func=cmd_chat)
 
     p = sub.add_parser("undo", help="take back Forge's latest reply, as if that turn never happened")
