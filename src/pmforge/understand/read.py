@@ -172,6 +172,9 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
             facts = [f for f in facts if f.slot in ("audience", "problem")]
             facts.append(Fact(slot="solution", text=t.tidy(sentence), score=1.0))
             found_metrics = []
+        if not state.problem_brief.target_audience and any(f.slot == "problem" for f in facts) \
+                and not any(f.slot == "audience" for f in facts):
+            facts += _who_hurts(doc)
         facts_by_sentence[sentence] = facts
         result.facts += facts
         result.metrics += found_metrics
@@ -181,6 +184,27 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
                                          list(catalogue.order(effective_mode)), result.people,
                                          [r for r in readings])
     return result
+
+
+_NOT_AN_AUDIENCE = frozenset("we i you it they this that team company business product".split())
+
+
+def _who_hurts(doc: "Doc") -> list[Fact]:
+    """Until the PM names the audience, the people a problem sentence says are hurting are it: the role or
+    group that is the subject of the pain ("an English teacher with 5 sections gets like 150 essays")."""
+    for mention in people.candidates(doc):
+        if mention.kind not in ("role", "team"):
+            continue
+        heads = [doc[i] for i in sorted(mention.tokens) if doc[i].dep_ in ("nsubj", "nsubjpass")]
+        if not heads or heads[0].lemma_.lower() in _NOT_AN_AUDIENCE:
+            continue
+        head = heads[0]
+        words = [w for w in head.subtree if w.i <= head.i + 6 and not w.is_punct or w.i < head.i]
+        phrase = " ".join(w.text for w in words if w.dep_ not in ("relcl",)).strip()
+        phrase = re.sub(r"^(?:our|their|the|an?)\s+", "", phrase, flags=re.I)
+        if 1 <= len(phrase.split()) <= 10:
+            return [Fact(slot="audience", text=t.capitalise(phrase) + ".", subject=mention.name, score=0.5)]
+    return []
 
 
 def _expected_labels(state: SessionState, mode: Mode) -> tuple[str, ...]:
