@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -314,3 +315,41 @@ def test_forge_brief_refuses_a_format_the_kind_does_not_come_in(project, capsys,
     assert capsys.readouterr().err.strip() == says
     after = set(project.ws.artifacts.glob("*")) if project.ws.artifacts.exists() else set()
     assert after == before
+
+
+# ---------------------------------------------------------------- the README's figures, guarded
+
+README_ROW = re.compile(r"^\| `(?P<set>benchmarks/sessions/\w+)` \| (?P<cells>.+) \|$", re.M)
+README_COLUMNS = ("fields", "stakeholder_precision", "rows_per_gold", "sentence_precision", "misfiled_share",
+                  "problem_statement_words", "must_not", "assumptions", "unmatched", "probe_precision",
+                  "probe_recall", "mode_2", "asked_again")
+
+
+def readme_session_figures(set_path: str) -> dict[str, float]:
+    """The row the README's discovery-quality table gives a session set, by column."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for match in README_ROW.finditer(readme):
+        if match.group("set") == set_path:
+            cells = [c.strip() for c in match.group("cells").split("|")]
+            return {k: float(re.match(r"[\d.]+", c).group(0)) for k, c in zip(README_COLUMNS, cells)}
+    raise AssertionError(f"README.md has no figures row for {set_path}")
+
+
+@pytest.mark.slow
+def test_the_readme_figures_on_the_dev_sessions_still_hold(real_embedder, capsys):
+    """`forge eval sessions` on the dev set, offline with the shipped model: a change that costs more than a
+    little recall or precision fails here before the README goes stale."""
+    quoted = readme_session_figures("benchmarks/sessions/dev")
+    root = Path(__file__).resolve().parents[1]
+    assert forge(["eval", "sessions", "--dir", str(root / "benchmarks" / "sessions" / "dev"), "--json"]) == 0
+    o = json.loads(capsys.readouterr().out)["overall"]
+    assert o["field_capture"] >= quoted["fields"] - 0.02, o["field_capture"]
+    assert o["stakeholder_precision"] >= quoted["stakeholder_precision"] - 0.03
+    assert o["sentence_precision"] >= quoted["sentence_precision"] - 0.03
+    assert o["misfiled_share"] <= quoted["misfiled_share"] + 0.02
+    assert o["problem_statement_words"]["max"] <= 90
+    assert o["must_not_hits"] <= quoted["must_not"]
+    assert o["assumption_capture"] >= quoted["assumptions"] - 0.03
+    assert o["probe_precision"] >= quoted["probe_precision"] - 0.03
+    assert o["probe_recall"] >= quoted["probe_recall"] - 0.03
+    assert o["replies"]["questions_asked_again"] == 0

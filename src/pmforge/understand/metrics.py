@@ -21,7 +21,10 @@ _I = re.I
 
 # Where a guardrail clause starts inside a sentence that also states a target.
 GUARDRAIL = re.compile(
-    r"[,;—–-]?\s*\b(?:without|while (?:keeping|holding|not letting|making sure)|as long as|provided|so long as|"
+    # "without" guards only when something could get worse after it ("without the return rate rising"), not in
+    # "approved without a human touch".
+    r"[,;—–-]?\s*\b(?:without(?=(?:\s+[\w'’%$£€.-]+){0,6}?\s+(?:ris|go(?:ing)? up|get(?:ting)? worse|hurt|increas|"
+    r"drop|fall|slip|los|add|rais|affect|harm|damag|worse|impact|hit|more|fewer|extra|push|blow)\w*)|while (?:keeping|holding|not letting|making sure)|as long as|provided|so long as|"
     r"but not at the expense of|not at the expense of|at no cost to|and (?:keep|hold)|but (?:keep|hold|don'?t let|"
     r"not let)|and (?:don'?t|not) let|(?:and|but) (?:\w+\s){1,4}(?:must ?n[o']t|can'?t|cannot|shouldn'?t) "
     r"(?:go|get|rise|drop|fall|increase|decrease|slip|suffer))\b", _I)
@@ -279,10 +282,9 @@ def parse_guardrail(clause: str, doc: "Doc | None" = None) -> Metric:
 def render(metric: Metric) -> str:
     """What the brief shows: "Cost per return: $17 → under $9 by end of Q3" when the record is whole, the PM's
     own clause (tidied) when it is not."""
-    if metric.kind == "anti" or not metric.name or not (metric.target or metric.baseline):
-        return metric.text
-    value = f"{metric.baseline} → {metric.target}" if metric.baseline and metric.target else (
-        metric.target or f"from {metric.baseline}")
+    if metric.kind == "anti" or not metric.name or not metric.target:
+        return metric.text  # a baseline alone ("from 4 days to same day") reads better in the PM's words
+    value = f"{metric.baseline} → {metric.target}" if metric.baseline else metric.target
     deadline = f" {metric.deadline}" if metric.deadline and not metric.deadline.lower().startswith(
         ("by", "within", "in ", "over", "before", "after", "inside")) else (f" {metric.deadline}" if metric.deadline
                                                                            else "")
