@@ -160,7 +160,8 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
         result.corrections += found
         result.departures += changes.departures(sentence, state)
         result.options += [o for o in _options_named(doc, known_options) if o not in result.options]
-        mentions = scoring.stakeholders(doc, known_options | {o.lower() for o in result.options})
+        # A correction fixes the record (correct_fact): its people would come back with the old value as a note.
+        mentions = [] if found else scoring.stakeholders(doc, known_options | {o.lower() for o in result.options})
         result.people += [Person(name=m.name, kind=m.kind, role=m.role_type, title=m.title,
                                  affiliation=m.affiliation, note=m.note, sentence=sentence) for m in mentions]
         if found:  # a correction fixes the record instead of adding to it
