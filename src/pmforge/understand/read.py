@@ -346,10 +346,21 @@ def _hedge(sentence: str, doc: "Doc") -> Hedge | None:
     claim, evidence = claims.claim_and_evidence(doc)
     if not claim:
         claim = t.claim_without_hedge(sentence)
-    if len(claim.split()) < 3 or t.is_meta(claim) or _about_own_wording(sentence):
+    if len(claim.split()) < 3 or t.is_meta(claim) or _about_own_wording(sentence) or not _a_claim(claim):
         return None
     return Hedge(claim=t.clip_words(claim, 60), sentence=sentence, evidence=evidence,
                  type=changes.assumption_type(sentence), impact="high" if _HIGH_IMPACT.search(sentence) else "medium")
+
+
+_FRAMING = re.compile(r"^(?:that|thats|this|it|which)(?:'s|’s| is| was)?\b.*\b(?:problem|issue|point|question|solution|"
+                      r"answer|thing|pain)\b|^(?:the\s+)?\w+(?:\s+\w+)?\s+(?:do|does|did|are|is|will|would)\.?$", re.I)
+
+
+def _a_claim(claim: str) -> bool:
+    """A claim worth registering says something checkable about the world: not a remark on the
+    framing ("that's the real problem"), not an elliptic answer ("the senior techs do"), not a whole story."""
+    words = claim.split()
+    return len(words) <= 80 and not _FRAMING.search(claim.strip().rstrip("."))
 
 
 _OWN_WORDING = re.compile(
