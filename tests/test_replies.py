@@ -47,7 +47,7 @@ def test_questions_are_read_outside_quotes_and_markup():
 def test_follow_ups_take_the_pms_own_numbers_names_and_doubts():
     u = understand("The RMA wait is 41 hours today. Rachel Okafor signs off on anything in post-purchase. I'm not "
                    "sure customers want self-service at all.", SessionState(), catalogue=CATALOGUE)
-    asks = " ".join(follow_ups(u, SessionState()))
+    asks = " ".join(follow_ups(u, SessionState(), "The RMA wait is 41 hours today."))
     assert "41 hours" in asks
     assert "Rachel Okafor" in asks
     assert "customers want self-service" in asks

@@ -22,6 +22,14 @@ def slots_of(message: str, state: SessionState | None = None, mode: str | None =
     return found
 
 
+def texts_of(message: str) -> dict[str, list[str]]:
+    """What the brief would show under each slot (a metric as its rendered record)."""
+    found: dict[str, list[str]] = {}
+    for fact in understand(message, SessionState(), catalogue=CATALOGUE).facts:
+        found.setdefault(fact.slot, []).append(fact.text)
+    return found
+
+
 def test_sentences_survive_abbreviations_decimals_and_lists():
     text = "Dr. Okafor runs the ward, e.g. nights vs. days. Churn is 3.4% now.\n- first point\n2) second point"
     assert sentences(text) == ["Dr. Okafor runs the ward, e.g. nights vs. days.", "Churn is 3.4% now.",
@@ -89,7 +97,7 @@ def test_stakeholders_people_and_roles():
 
 
 def test_metrics_leading_lagging_and_guardrail():
-    found = slots_of("We want no-shows down from 12% to 8% by March. In the first few weeks I'd watch how many "
+    found = texts_of("We want no-shows down from 12% to 8% by March. In the first few weeks I'd watch how many "
                      "patients confirm by text. I don't want GP waiting times to get worse.")
     assert any("12%" in s for s in found["metric_lagging"])
     assert any("confirm by text" in s for s in found["metric_leading"])

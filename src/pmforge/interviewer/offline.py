@@ -295,7 +295,7 @@ def _questions(ctx, state: SessionState, u: Understanding) -> str:
     gaps = [q for slot, q in (_GAPS_MODE_1 if mode == "mode_1" else _GAPS_MODE_2) if slot not in filled]
     factual = u.intent in ("question_files", "question_method")
     limit = 1 if factual else 3
-    mine = follow_ups(u, state)[:1]
+    mine = follow_ups(u, state, own_words(ctx.user_message))[:1]
     asked = fresh(mine + bank + gaps, earlier, limit)
     header = ""
     if any(q in bank for q in asked) and probe is not None:

@@ -109,7 +109,18 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
 
 
-def follow_ups(u: Understanding, state: SessionState) -> list[str]:
+_UNIT = re.compile(r"\s*(?:%|percent|(?:minute|hour|day|week|month|year|second|point|store|site|user|customer|"
+                   r"call|ticket|order|return|visit|case|job)s?\b)", re.I)
+
+
+def _with_unit(sentence: str, value: str) -> str:
+    """A number as the PM wrote it, with the unit after it ("41 hours", not "41")."""
+    at = sentence.find(value)
+    unit = _UNIT.match(sentence, at + len(value)) if at >= 0 else None
+    return value + unit.group(0) if unit else value
+
+
+def follow_ups(u: Understanding, state: SessionState, message: str = "") -> list[str]:
     """Questions that pick up the PM's own facts: a number without its target, a target without its
     baseline, a decision-maker's bar, a doubt and how to check it."""
     asks: list[str] = []
@@ -127,15 +138,18 @@ def follow_ups(u: Understanding, state: SessionState) -> list[str]:
         elif m.kind == "lagging" and not leading_known:
             asks.append(f"What would you see within weeks that tells you {name} is on its way to {m.target}?")
     measured = {m.name.lower() for m in u.metrics}
-    for fact in u.slot("problem", "audience"):
-        values = t.numbers(fact.text)
-        name = measure_name(fact.text) if values else ""
-        if name and name.lower() not in measured and len(name.split()) <= 5:
-            if fact.slot == "audience":
-                asks.append(f"Of those {values[0]}, who would use it first?")
-            else:
-                asks.append(f"You put {name[:1].lower() + name[1:] if not name[:2].isupper() else name} at "
-                            f"{values[0]}; where would it need to be, and by when, for this to be worth doing?")
+    audience = {f.text for f in u.slot("audience")}
+    for sentence in t.sentences(message):
+        values = [v for v in t.numbers(sentence) if not re.fullmatch(r"(?:19|20)\d\d", v)]
+        name = measure_name(sentence) if values and not sentence.rstrip().endswith("?") else ""
+        if not name or name.lower() in measured or len(name.split()) > 5 or t.is_hedged(sentence):
+            continue
+        values = [_with_unit(sentence, v) for v in values]
+        if sentence in audience:
+            asks.append(f"Of those {values[0]}, who would use it first?")
+        else:
+            asks.append(f"You put the {name[:1].lower() + name[1:] if not name[:2].isupper() else name} at "
+                        f"{values[0]}; where would it need to be, and by when, for this to be worth doing?")
     for person in u.people:
         if person.role == "decision_authority":
             asks.append(f"What would {person.name} need to see to say yes?")

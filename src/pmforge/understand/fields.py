@@ -156,18 +156,21 @@ class _SentenceVectors:
     def __call__(self, texts: list[str]) -> np.ndarray:
         from pmforge.embed.local import LocalEmbedder
 
+        if not texts:
+            return np.zeros((0, LocalEmbedder.dimensions), dtype=np.float32)
         with self._lock:
-            missing = [x for x in dict.fromkeys(texts) if x not in self._cache]
+            found = {x: self._cache[x] for x in dict.fromkeys(texts) if x in self._cache}
+        missing = [x for x in dict.fromkeys(texts) if x not in found]
         if missing:
             vectors = _embedder().embed_documents(missing)
-            with self._lock:
-                for text, vector in zip(missing, vectors):
-                    self._cache[text] = np.asarray(vector, dtype=np.float32)
+            for text, vector in zip(missing, vectors):
+                found[text] = np.asarray(vector, dtype=np.float32)
+            with self._lock:  # remembered up to the cache's size; this call's answer never depends on it
+                for text in missing:
+                    self._cache[text] = found[text]
                 while len(self._cache) > self._size:
                     self._cache.popitem(last=False)
-        with self._lock:
-            return np.stack([self._cache[x] for x in texts]) if texts else np.zeros(
-                (0, LocalEmbedder.dimensions), dtype=np.float32)
+        return np.stack([found[x] for x in texts])
 
 
 @lru_cache(maxsize=1)
@@ -213,26 +216,34 @@ EXPECTED_BONUS = 1.0
 
 def read(texts: list[str], docs: list["Doc"], expected: Iterable[str] = ()) -> list[Reading]:
     """The labels each sentence speaks to. "none" on its own, or nothing at all, means record nothing.
-    `expected` are the labels that would answer the question Forge asked last."""
+    `expected` are the labels that would answer the question Forge asked last: they tip a sentence that no
+    label claims on its own, never one the classifier has already read clearly."""
     if not texts:
         return []
     model = weights()
     logits = model.logits(features(texts, docs))
+    tipped = logits.copy()
     for label in expected:
         if label in model.labels:
-            logits[:, model.labels.index(label)] += EXPECTED_BONUS
-    probs = 1.0 / (1.0 + np.exp(-logits))
-    none_at = model.labels.index("none")
+            tipped[:, model.labels.index(label)] += EXPECTED_BONUS
     readings = []
-    for row in probs:
-        chosen = [label for label, p, cut in zip(model.labels, row, model.thresholds)
-                  if p >= cut and label != "none" and label not in ROLE_LABELS.values()]
-        ranked = sorted((j for j in range(len(model.labels))
-                         if j != none_at and model.labels[j] not in ROLE_LABELS.values()), key=lambda j: -row[j])
-        top = ranked[0]
-        if model.labels[top] not in chosen and row[top] >= TOP_LABEL_FLOOR and row[top] > row[none_at]:
-            chosen.append(model.labels[top])
-        if chosen and row[none_at] >= 0.5 and row[none_at] > max(row[model.labels.index(c)] for c in chosen):
-            chosen = []  # chit-chat that happens to share a word with a field
-        readings.append(Reading({label: float(p) for label, p in zip(model.labels, row)}, chosen))
+    for plain, prior in zip(1.0 / (1.0 + np.exp(-logits)), 1.0 / (1.0 + np.exp(-tipped))):
+        chosen = _chosen(model, plain)
+        if not chosen and expected:
+            chosen, plain = _chosen(model, prior), prior
+        readings.append(Reading({label: float(p) for label, p in zip(model.labels, plain)}, chosen))
     return readings
+
+
+def _chosen(model: Weights, row: np.ndarray) -> list[str]:
+    none_at = model.labels.index("none")
+    chosen = [label for label, p, cut in zip(model.labels, row, model.thresholds)
+              if p >= cut and label != "none" and label not in ROLE_LABELS.values()]
+    ranked = sorted((j for j in range(len(model.labels))
+                     if j != none_at and model.labels[j] not in ROLE_LABELS.values()), key=lambda j: -row[j])
+    top = ranked[0]
+    if model.labels[top] not in chosen and row[top] >= TOP_LABEL_FLOOR and row[top] > row[none_at]:
+        chosen.append(model.labels[top])
+    if chosen and row[none_at] >= 0.5 and row[none_at] > max(row[model.labels.index(c)] for c in chosen):
+        chosen = []  # chit-chat that happens to share a word with a field
+    return chosen

@@ -49,7 +49,9 @@ _UNLESS = re.compile(r"\bunless\b", _I)
 _STATED_LEVEL = re.compile(
     r"\b(?:(low|medium|moderate|high|huge|big|biggest|major|minor|small|massive|serious|main|top|real)(?:est)?[- ]"
     r"(?:\w+[- ])?risk|risk (?:is|looks|seems|feels|is probably|would be) (?:pretty |quite |very |fairly |really )?"
-    r"(low|medium|moderate|high|small|big|huge|minimal|manageable|serious|limited|significant))\b", _I)
+    r"(low|medium|moderate|high|small|big|huge|minimal|manageable|serious|limited|significant)|"
+    r"\b(?:rate|rated|rating|call|put|score|scored|see)\s+(?:the\s+|it\s+|this\s+|that\s+)?(?:\w+\s+)?(?:risk\s+)?"
+    r"(?:as\s+|at\s+)?(low|medium|moderate|high)|risk\s*[:—–-]\s*(low|medium|moderate|high))\b", _I)
 _LEVEL_WORDS = {"low": "low", "minor": "low", "small": "low", "minimal": "low", "manageable": "low", "limited": "low",
                 "medium": "medium", "moderate": "medium", "high": "high", "huge": "high", "big": "high",
                 "biggest": "high", "major": "high", "massive": "high", "serious": "high", "main": "high",
@@ -57,7 +59,7 @@ _LEVEL_WORDS = {"low": "low", "minor": "low", "small": "low", "minimal": "low", 
 # Evidence that cuts against an option: doubts, obstacles, costs, failures. Read on the parse's negations
 # too, so "they don't use the app" is against and "they already use the app" is for.
 _AGAINST = re.compile(
-    r"\b(?:worr\w*|concern\w*|risk\w*|problem\w*|issue\w*|hard|difficult|doubt\w*|fail\w*|expensive|costly|slow|"
+    r"\b(?:tiny|cramped|fiddly|too small|worr\w*|concern\w*|risk\w*|problem\w*|issue\w*|hard|difficult|doubt\w*|fail\w*|expensive|costly|slow|"
     r"messy|dirty|missing|gaps?|unclear|unknown|blocker\w*|push(?:ed)? back|hate\w*|resist\w*|struggl\w*|"
     r"confus\w*|clunky|complicated|legacy|ignore\w*|overrid\w*|nobody|no one|only \d|too (?:much|many|long|slow|"
     r"hard|expensive)|brittle|flaky|manual|nervous|sceptic\w*|skeptic\w*|lock-?in|veto|complain\w*|tight|"
@@ -219,10 +221,50 @@ def _expected_labels(state: SessionState, mode: Mode) -> tuple[str, ...]:
 # ---------------------------------------------------------------- each field's reader
 
 
+# A sentence the PM opens with a field's name and a colon ("Lagging: …", "Why now: …") is filed there.
+_FIELD_NAMES = {
+    "problem": ("problem", "the problem", "pain"), "audience": ("audience", "users", "target users", "who"),
+    "why_now": ("why now", "trigger"), "tried_before": ("tried before", "history"),
+    "out_of_scope": ("out of scope", "not in scope", "scope"), "day_one": ("day one", "day 1", "v1", "mvp"),
+    "dependencies": ("dependencies", "dependency"), "metric_leading": ("leading", "leading indicator"),
+    "metric_lagging": ("lagging", "outcome", "north star"), "anti_metric": ("guardrail", "guardrails", "anti-metric"),
+    "value_risk": ("value", "value risk"), "usability_risk": ("usability", "usability risk"),
+    "feasibility_risk": ("feasibility", "feasibility risk"), "viability_risk": ("viability", "viability risk"),
+    "build_vs_buy": ("build vs buy", "build or buy", "build/buy"), "validation": ("validation", "test", "pilot"),
+}
+_NAMED_FIELD = re.compile(r"^\s*(" + "|".join(sorted((re.escape(w) for words in _FIELD_NAMES.values()
+                                                        for w in words), key=len, reverse=True)) + r")\s*[:—–]\s",
+                          re.I)
+
+_NAMED_PROBLEM = re.compile(r"^\s*(?:so\s+|well\s+|basically\s+)?(?:the|our|my)\s+(?:real\s+|main\s+|core\s+|actual\s+|"
+                            r"biggest\s+|underlying\s+)?problem\s+(?:is|here is|we have is)\b", re.I)
+
+
 def _facts(sentence: str, doc: "Doc", reading: fields.Reading, mode: Mode,
            hedged: bool) -> tuple[list[Fact], list[Metric]]:
     """The records one classified sentence yields."""
     labels = sorted(reading.labels, key=lambda label: -reading.p(label))
+    named = _NAMED_FIELD.match(sentence)
+    if named:  # the PM filed the sentence themselves ("Viability: …", "why now: …")
+        label = next(lab for lab, word in _FIELD_NAMES.items() if named.group(1).lower() in word)
+        labels = [label] + [other for other in labels if other != label]
+    elif _NAMED_PROBLEM.match(sentence) and "problem" not in labels:
+        labels = ["problem"] + labels
+    if mode == "mode_2" and all(label in _UNFILED for label in labels):
+        # Evaluating a solution, a sentence about who must sign off or what it depends on is usually evidence
+        # on a risk: the likeliest evaluation field is taken when it is more likely than not.
+        best = max(_EVALUATION_SLOTS, key=reading.p)
+        if reading.p(best) >= 0.5:
+            labels.append(best)
+    weak_metric = [label for label in labels if label in ("metric_leading", "metric_lagging") and reading.p(label) < 0.5
+                   and not any(m.target and (m.baseline or m.deadline) for m in _metrics(sentence, label, labels))]
+    if weak_metric and len(labels) == len(weak_metric):
+        # A doubtful metric reading with no measure in it ("we bin about 9% of bakery sales" is the pain's size,
+        # not a target): the sentence goes to its next likeliest field, if that is nearly as likely.
+        runner_up = max((label for label in fields.LABELS if label not in weak_metric and label != "none"
+                         and label not in fields.ROLE_LABELS.values()), key=reading.p)
+        if reading.p(runner_up) >= 0.25 and reading.p(runner_up) >= 0.75 * reading.p(weak_metric[0]):
+            labels = [runner_up]
     kept: list[str] = []
     for label in labels:
         # A second field only where one sentence naturally serves two (a target and its guardrail, a why-now
@@ -308,11 +350,15 @@ def _polarity(sentence: str, label: str) -> Slot:
     return label  # type: ignore[return-value]
 
 
+# How long a test runs, as people write it: "a three-week pilot", "for 6 weeks", "two-month trial".
+_DURATION = re.compile(r"\b(?:\d+|one|two|three|four|five|six|eight|ten|twelve)[- ](?:day|week|month)s?\b", re.I)
+
+
 def _evaluation_fact(label: str, sentence: str, doc: "Doc", score: float, hedged: bool) -> Fact:
     tidy = t.tidy(sentence)
     if label.endswith("_risk"):
         level_match = _STATED_LEVEL.search(sentence)
-        level = _LEVEL_WORDS.get((level_match.group(1) or level_match.group(2) or "").lower(), "") \
+        level = _LEVEL_WORDS.get(next((g for g in level_match.groups() if g), "").lower(), "") \
             if level_match else ""
         return Fact(slot=label, text=tidy, detail=_direction(sentence, doc), level=level,
                     score=score, hedged=hedged)
@@ -321,7 +367,7 @@ def _evaluation_fact(label: str, sentence: str, doc: "Doc", score: float, hedged
         return Fact(slot="build_vs_buy", text=tidy, detail=recommendation, score=score, hedged=hedged)
     approach = next((a for a in _APPROACHES
                      if a.replace(" ", "") in sentence.lower().replace(" ", "").replace("-", "")), "")
-    timeline = metrics.DEADLINE.search(sentence)
+    timeline = metrics.DEADLINE.search(sentence) or _DURATION.search(sentence)
     return Fact(slot="validation", text=tidy, subject=approach, detail=timeline.group(0) if timeline else "",
                 score=score, hedged=hedged)
 
