@@ -142,8 +142,9 @@ def follow_ups(u: Understanding, state: SessionState, message: str = "") -> list
     for sentence in t.sentences(message):
         values = [v for v in t.numbers(sentence) if not re.fullmatch(r"(?:19|20)\d\d", v)]
         name = measure_name(sentence) if values and not sentence.rstrip().endswith("?") else ""
-        if not name or name.lower() in measured or len(name.split()) > 5 or t.is_hedged(sentence):
-            continue
+        if not name or name.lower() in measured or len(name.split()) > 5 or t.is_hedged(sentence) \
+                or u.corrections or re.match(r"(?:actually|it|its|it's|that|this|there)\b", name.lower()):
+            continue  # a correction is acknowledged, not asked about; a pronoun names no measure
         values = [_with_unit(sentence, v) for v in values]
         if sentence in audience:
             asks.append(f"Of those {values[0]}, who would use it first?")
@@ -185,10 +186,12 @@ def opening(u: Understanding) -> str:
         said.append(f"So it is {correction.new} now")
     for m in u.metrics:
         if m.kind == "anti" and m.name:
-            said.append(f"{m.name[:1].upper() + m.name[1:]} must not get worse")
+            said.append(f"{m.name} must not get worse")
         elif m.name and m.target:
+            to = "" if re.match(r"(?:down|up) to\b|under|below|above|over|at (?:least|most)|less|more|fewer",
+                                m.target, re.I) else "to "
             said.append(f"the number to move is {m.name}" + (f", from {m.baseline}" if m.baseline else "")
-                        + f" to {m.target}" + (f" {m.deadline}" if m.deadline else ""))
+                        + f" {to}{m.target}" + (f" {m.deadline}" if m.deadline else ""))
         if len(said) >= 2:
             break
     for person in u.people:
