@@ -64,7 +64,9 @@ def document_query(message: str, decision: RoutingDecision, catalogue: Catalogue
     0.94 of gold shown on heading-less documents)."""
     probe = catalogue.find_probe(decision.next_probe) if decision.next_probe else None
     parts = [message.strip()[:600], decision.retrieval_query.strip()]
-    if probe and len(set(tokenize(message))) < SHORT_QUERY_TERMS:
+    # A short question ("What does BORIS stand for?") says exactly what to search for: the probe's words would
+    # only dilute its one rare term.
+    if probe and len(set(tokenize(message))) < SHORT_QUERY_TERMS and not message.rstrip().endswith("?"):
         parts.append(probe.name)
     return "\n".join(dict.fromkeys(p for p in parts if p))
 
