@@ -10,8 +10,9 @@ from pmforge.interviewer.answer import answer_kind, find_answer, reply_to, units
 from pmforge.interviewer.questions import follow_ups, fresh, opening, questions_in
 from pmforge.knowledge import builtin_catalogue
 from pmforge.surfaces.answer_eval import score_reply
-from pmforge.surfaces.session_eval import _question_vectors, score_replies
+from pmforge.surfaces.session_eval import score_replies
 from pmforge.understand import understand
+from pmforge.understand.fields import unit_vectors
 
 CATALOGUE = builtin_catalogue()
 
@@ -123,7 +124,7 @@ def test_reply_measures_count_what_a_pm_notices():
         _turn(4, "fine", "You said: refunds take 14 days and customers hate waiting for their money back."),
     ]
     state.brief_history = [BriefChange(turn=2, field="problem_statement", old="14 days", new="17 days")]
-    found = score_replies(state, embed=_question_vectors)
+    found = score_replies(state, embed=unit_vectors)
     assert found["questions_asked_again"] == 1 and found["replies_repeating"] == 1
     assert found["stale_values"] == 1
     assert found["nothing_left_with_open_items"] == 1

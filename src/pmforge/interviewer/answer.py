@@ -20,7 +20,7 @@ import numpy as np
 from pmforge.core.models import RetrievedSection
 from pmforge.understand import nlp
 from pmforge.understand import text as t
-from pmforge.understand.fields import sentence_vectors
+from pmforge.understand.fields import unit_vectors
 
 Kind = Literal["who", "when", "how_many", "how_much", "stands_for", "which", "what"]
 
@@ -70,27 +70,23 @@ _ASKING = frozenset(t.content_terms("who what when which how many much does stan
                                     "document report file say says according"))
 
 
+# Tried in order: the first that matches says what kind of answer the question wants.
+_KINDS: tuple[tuple[re.Pattern, Kind], ...] = (
+    (_STANDS_FOR, "stands_for"),
+    (_WHEN, "when"),
+    (_WHO, "who"),
+    (re.compile(r"\bhow much\b", re.I), "how_much"),
+    (_HOW_MANY, "how_many"),
+    (re.compile(r"\bwhich (?:customer|person|people|user|shopper|team|manager|lead|interviewee|respondent|"
+                r"colleague|employee|member|one of (?:them|the customers))\b", re.I), "who"),
+    (_WHICH, "which"),
+    (_HOW_MUCH, "how_much"),
+    (_MEASURE, "how_many"),
+)
+
+
 def answer_kind(question: str) -> Kind:
-    if _STANDS_FOR.search(question):
-        return "stands_for"
-    if _WHEN.search(question):
-        return "when"
-    if _WHO.search(question):
-        return "who"
-    if re.search(r"\bhow much\b", question, re.I):
-        return "how_much"
-    if _HOW_MANY.search(question):
-        return "how_many"
-    if re.search(r"\bwhich (?:customer|person|people|user|shopper|team|manager|lead|interviewee|respondent|"
-                 r"colleague|employee|member|one of (?:them|the customers))\b", question, re.I):
-        return "who"
-    if _WHICH.search(question):
-        return "which"
-    if _HOW_MUCH.search(question):
-        return "how_much"
-    if _MEASURE.search(question):
-        return "how_many"
-    return "what"
+    return next((kind for pattern, kind in _KINDS if pattern.search(question)), "what")
 
 
 @dataclass
@@ -196,8 +192,7 @@ def _rank(question: str, candidates: list[Unit]) -> list[tuple[float, Unit]]:
         for term in terms & wanted:
             frequency[term] = frequency.get(term, 0) + 1
     n = len(candidates)
-    vectors = sentence_vectors([question] + [u.text[:500] for u in candidates])
-    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    vectors = unit_vectors([question] + [u.text[:500] for u in candidates])
     similarity = vectors[1:] @ vectors[0]
     asked_headers = [key for key, pattern in _HEADER_ASKS.items() if re.search(pattern, question, re.I)]
     # Words in a fifth of the units ("returns" in a returns project) name nothing in particular.
@@ -247,8 +242,7 @@ def _row_fit(question: str, unit: Unit, distinctive: set[str]) -> float:
 
 def question_vector_pair(question: str, texts: list[str]) -> np.ndarray:
     """Cosine of the question with each text."""
-    vectors = sentence_vectors([question] + texts)
-    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    vectors = unit_vectors([question] + texts)
     return vectors[1:] @ vectors[0]
 
 

@@ -9,7 +9,6 @@ word or by embedding similarity (`REPEAT_SIMILARITY`), unless the PM asks for th
 from __future__ import annotations
 
 import re
-import threading
 from functools import lru_cache
 
 import numpy as np
@@ -17,7 +16,7 @@ import numpy as np
 from pmforge.core.models import SessionState
 from pmforge.understand import Understanding
 from pmforge.understand import text as t
-from pmforge.understand.fields import sentence_vectors
+from pmforge.understand.fields import unit_vectors
 from pmforge.understand.metrics import measure_name
 
 REPEAT_SIMILARITY = 0.85  # the same question in other words (DESIGN.md, `eval sessions`: questions asked again)
@@ -40,30 +39,9 @@ def questions_in(reply: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _key(question: str) -> str:
+def question_key(question: str) -> str:
+    """A question (or any sentence) as compared word for word: lower case, punctuation and spacing gone."""
     return " ".join(re.findall(r"[a-z0-9$%£€.]+", question.lower()))
-
-
-class _Vectors:
-    """Unit vectors of questions, kept: the catalogue's questions recur in every session."""
-
-    def __init__(self) -> None:
-        self._known: dict[str, np.ndarray] = {}
-        self._lock = threading.Lock()
-
-    def __call__(self, questions: list[str]) -> np.ndarray:
-        with self._lock:
-            missing = [q for q in dict.fromkeys(questions) if q not in self._known]
-        if missing:
-            vectors = sentence_vectors(missing)
-            vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-            with self._lock:
-                self._known.update(zip(missing, vectors))
-        with self._lock:
-            return np.stack([self._known[q] for q in questions])
-
-
-question_vectors = _Vectors()
 
 
 def asked_before(state: SessionState) -> list[str]:
@@ -84,14 +62,14 @@ def fresh(candidates: list[str], earlier: list[str], limit: int) -> list[str]:
     """Up to `limit` candidates, in order, none of whose parts repeats an earlier question or another pick."""
     if not candidates:
         return []
-    seen = {_key(q) for q in earlier}
-    pool = [q for q in dict.fromkeys(candidates) if not any(_key(p) in seen for p in _parts(q))]
+    seen = {question_key(q) for q in earlier}
+    pool = [q for q in dict.fromkeys(candidates) if not any(question_key(p) in seen for p in _parts(q))]
     if not pool:
         return []
-    against = question_vectors(list(dict.fromkeys(earlier))) if earlier else np.zeros((0, 384), dtype=np.float32)
+    against = unit_vectors(list(dict.fromkeys(earlier))) if earlier else np.zeros((0, 384), dtype=np.float32)
     chosen: list[str] = []
     for question in pool:
-        vectors = question_vectors(_parts(question))
+        vectors = unit_vectors(_parts(question))
         if against.size and float((vectors @ against.T).max()) >= REPEAT_SIMILARITY:
             continue
         chosen.append(question)

@@ -247,11 +247,9 @@ def score_probes(predicted: set[tuple[str, int]], gold: set[tuple[str, int]]) ->
 
 # ---------------------------------------------------------------- the replies, read as a PM reads them
 
-_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"")
 _NOTHING_LEFT = re.compile(r"\b(?:has what it needs|nothing (?:left|more) to ask)\b", re.I)
 _OPEN_ITEMS = re.compile(r"\b(?:still open|to be confirmed|not assessed|not yet explored)\b|^\s*Question \d+:",
                          re.I | re.M)
-REPEAT_SIMILARITY = 0.85  # DESIGN.md: a question this close to an earlier one is the same question
 PARROT_WORDS = 8  # a sentence of the PM's this long, given back word for word, is parroting
 
 
@@ -262,61 +260,45 @@ def _said(reply: str) -> str:
     return reply.split(HEADING, 1)[0]
 
 
-def questions_in(reply: str) -> list[str]:
-    """The questions a reply asks the PM: sentences ending in "?" outside quotes, markup and numbering gone."""
-    text = _QUOTED.sub(" ", _said(reply))
-    found = []
-    for line in text.splitlines():
-        line = re.sub(r"^\s*(?:[-*>]|\d+[.)]|Question \d+:)\s*", "", line).replace("**", "").strip()
-        for sentence in re.split(r"(?<=[.!?])\s+", line):
-            if sentence.endswith("?") and len(sentence.split()) >= 4:
-                found.append(sentence)
-    return found
-
-
-def _normalised(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9$%£€.]+", text.lower()))
-
-
 def score_replies(state: SessionState, embed=None) -> dict:
     """What a PM notices in the replies (DESIGN.md, `eval sessions`): questions asked again (word for word, or
     by embedding similarity ≥ 0.85 when `embed` is given), values stated in the turn that corrected them,
     "has what it needs" beside open items, the PM's own sentences given back, and questions per reply."""
     import numpy as np
 
-    asked: list[str] = []
-    vectors = np.zeros((0, 0), dtype=np.float32)
+    from pmforge.interviewer.questions import REPEAT_SIMILARITY, question_key, questions_in
+
+    seen: set[str] = set()  # the questions asked so far, compared word for word
+    vectors = np.zeros((0, 0), dtype=np.float32)  # and by meaning, when `embed` is given
     repeated = replies_repeating = stale = nothing_left = parroting = questions = 0
     pm_sentences: set[str] = set()
     for turn in state.turns:
         reply = turn.assistant
+        said = _said(reply)
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", turn.user):
             if len(sentence.split()) >= PARROT_WORDS:
-                pm_sentences.add(_normalised(sentence))
-        said = _normalised(_said(reply))
-        if any(sentence and sentence in said for sentence in pm_sentences):
+                pm_sentences.add(question_key(sentence))
+        said_key = question_key(said)
+        if any(sentence and sentence in said_key for sentence in pm_sentences):
             parroting += 1
         corrected = [c.old for c in state.brief_history if c.turn == turn.number and len(c.old.strip()) >= 2]
-        if any(re.search(rf"(?<![\w.]){re.escape(old.strip())}(?![\w])", _said(reply)) for old in corrected):
+        if any(re.search(rf"(?<![\w.]){re.escape(old.strip())}(?![\w])", said) for old in corrected):
             stale += 1
         if _NOTHING_LEFT.search(reply) and _OPEN_ITEMS.search(reply):
             nothing_left += 1
-        these = questions_in(reply)
+        these = list(questions_in(said))
         questions += len(these)
         again = 0
         if these:
-            seen = {_normalised(q) for q in asked}
-            exact = [_normalised(q) in seen for q in these]
+            exact = [question_key(q) in seen for q in these]
             similar = [False] * len(these)
-            if embed is not None and len(asked):
+            if embed is not None:
                 new = np.asarray(embed(these), dtype=np.float32)
                 if vectors.size:
                     similar = list((new @ vectors.T).max(axis=1) >= REPEAT_SIMILARITY)
                 vectors = np.vstack([vectors, new]) if vectors.size else new
-            elif embed is not None:
-                vectors = np.asarray(embed(these), dtype=np.float32)
             again = sum(bool(e or s) for e, s in zip(exact, similar))
-            asked += these
+            seen |= {question_key(q) for q in these}
         repeated += again
         replies_repeating += bool(again)
     replies = len(state.turns)
@@ -550,16 +532,6 @@ def play(project, session: Session, before_turn=None) -> tuple[dict[int, int], l
     return pm_turn_of, times, uploads
 
 
-def _question_vectors(texts: list[str]):
-    """Unit MiniLM vectors for questions: the same measure whichever provider played the session."""
-    import numpy as np
-
-    from pmforge.understand.fields import sentence_vectors
-
-    vectors = sentence_vectors(texts)
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-
-
 def evaluate_sessions(folder: Path, settings, only: str | None = None, keep: Path | None = None,
                       progress=None) -> dict:
     """Play and score every session in `folder`, each in a fresh scratch project.
@@ -569,6 +541,7 @@ def evaluate_sessions(folder: Path, settings, only: str | None = None, keep: Pat
     from pmforge.core.workspace import slugify
     from pmforge.project.project import Project
     from pmforge.project.services import Services
+    from pmforge.understand.fields import unit_vectors
 
     sessions = find_sessions(folder, only)
     progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -589,7 +562,7 @@ def evaluate_sessions(folder: Path, settings, only: str | None = None, keep: Pat
             project = Project.create(services, session.name)
             pm_turn_of, times, uploads = play(project, session)
             report = score_session(session.name, project.state(), session.gold, pm_turn_of, times,
-                                   embed=_question_vectors)
+                                   embed=unit_vectors)
             report["uploads"] = uploads
             reports.append(report)
             all_times += times

@@ -183,6 +183,12 @@ def _embedder():
 sentence_vectors = _SentenceVectors()
 
 
+def unit_vectors(texts: list[str]) -> np.ndarray:
+    """Sentence vectors scaled to length 1, so a dot product is their cosine similarity."""
+    vectors = sentence_vectors(texts)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+
+
 def features(texts: list[str], docs: Iterable["Doc"]) -> np.ndarray:
     docs = list(docs)
     vectors = sentence_vectors(texts)
