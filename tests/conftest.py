@@ -107,13 +107,15 @@ def online(online_services, stub):
 
 
 @pytest.fixture
-def app(isolated_env):
-    """The real Streamlit app through AppTest, run once, on a temp projects dir with no keys."""
+def app(isolated_env, monkeypatch):
+    """The real Streamlit app through AppTest, run once, on a temp projects dir with no keys (a finished
+    reply's buttons appear at once: the pause that guards a late click on Stop is for people)."""
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
     import pmforge
 
+    monkeypatch.setenv("FORGE_REPLY_SETTLE_S", "0")
     st.cache_resource.clear()
     at = AppTest.from_file(str(Path(pmforge.__file__).parent / "surfaces" / "app.py"), default_timeout=120)
     at.run()

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 import pmforge
 from docs import research_docx
+from pmforge.interviewer.questions import questions_in
 
 APP = str(Path(pmforge.__file__).parent / "surfaces" / "app.py")
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -144,7 +145,8 @@ def test_sidebar_shows_mode_register_skeleton_and_the_session_meter(app: AppTest
     app.chat_input[0].set_value("Dana Whitfield signs off on the budget. I assume finance will fund handhelds.").run()
     assert not app.exception
     sidebar = _sidebar_text(app)
-    assert "Mode 1 · Discover & Frame" in sidebar and "turn 2" in sidebar
+    assert "Mode 1 · Discover & Frame" in sidebar and "2 answers" in sidebar
+    assert "Next up: " in sidebar and " of 7 areas covered" in sidebar and "probe" not in sidebar.lower()
     assert "active 2" in sidebar  # two hedged statements registered
     assert "Still missing: Target audience" in sidebar  # the brief says what it lacks
     expanders = [e.label for e in app.sidebar.expander]
@@ -272,6 +274,9 @@ def test_retry_and_edit_the_last_message(app: AppTest, isolated_env):
     assert not app.exception and not app.error
     turns = ws.load_state().turns
     assert len(turns) == 1 and turns[0].id != first.id and turns[0].user == first.user  # asked again
+    # Offline, asking again is not the same reply word for word: the next-best questions.
+    assert questions_in(turns[0].assistant) and not set(questions_in(turns[0].assistant)) & set(
+        questions_in(first.assistant))
     assert len(app.chat_message) == 2  # the old reply is gone from the page too
 
     app.text_area(key=f"edit-text-{turns[0].id}").set_value("We want to cut produce shrink instead.")
@@ -281,10 +286,19 @@ def test_retry_and_edit_the_last_message(app: AppTest, isolated_env):
     assert app.chat_message[0].markdown[0].value == "We want to cut produce shrink instead."
 
 
-def test_copy_offers_the_reply_as_it_was_saved(app: AppTest, isolated_env):
+def test_copy_is_one_click_with_the_reply_as_plain_text_and_markdown(app: AppTest, isolated_env):
+    import json
+
     from pmforge.core.workspace import Workspace
+    from pmforge.outputs.plain import plain_text
 
     _create_project(app, "Lambda")
     app.chat_input[0].set_value("We want to cut bakery shrink.").run()
     saved = Workspace(isolated_env / "projects" / "lambda").load_state().turns[-1].assistant
-    assert [c.value for c in app.code] == [saved]  # st.code carries the copy button
+    frames = [f for f in app.get("iframe") if "Copy this reply as plain text" in f.proto.srcdoc]
+    assert len(frames) == 1  # the latest reply's only
+    frame = frames[0].proto.srcdoc
+    assert "**" in saved and "**" not in plain_text(saved)
+    assert json.dumps(plain_text(saved), ensure_ascii=True).replace("<", "\\u003c").replace(">", "\\u003e") in frame
+    assert json.dumps(saved, ensure_ascii=True).replace("<", "\\u003c").replace(">", "\\u003e") in frame
+    assert not app.code  # no three-step popover any more

@@ -127,6 +127,9 @@ class Settings(BaseSettings):
     convert_memory_mb: int = 2048  # address space of the worker; MarkItDown alone needs about 400 MB
     max_text_chars: int = 1_000_000  # converted text of one file (about 400 pages)
     max_sections: int = 5000  # headings in one file
+    # The app: after a reply ends, its Stop button stays in place (inert) this long before Copy and Retry
+    # take that spot, so a click meant for Stop never lands on them.
+    reply_settle_s: float = 1.0
     ui_stop_grace_s: float = 10.0  # `forge ui`: how long Streamlit may take to stop after a stop signal
     chat_busy_wait_s: float = 120.0  # `forge chat`: how long a message waits for another turn on the project
 

@@ -20,7 +20,7 @@ from pmforge.core.models import RoutingDecision, SessionState
 from pmforge.core.settings import Settings
 from pmforge.interviewer import plan as offline_plan
 from pmforge.interviewer.answer import reply_to
-from pmforge.interviewer.questions import ASK_AGAIN, asked_before, follow_ups, fresh, opening
+from pmforge.interviewer.questions import ASK_AGAIN, asked_before, follow_ups, fresh, opening, questions_in
 from pmforge.interviewer.rules import ROUTE_TOOL, read_message, rule_route
 from pmforge.knowledge import Catalogue
 from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
@@ -285,6 +285,7 @@ def _questions(ctx, state: SessionState, u: Understanding) -> str:
     mode = d.mode
     filled = filled_slots(state, u)
     earlier = [] if ASK_AGAIN.search(ctx.user_message) else asked_before(state)
+    retried = list(questions_in(ctx.retracted_reply))  # Retry: the next-best questions, not the same ones
     just_answered = {p.probe for p in u.probes}
     probe = ctx.catalogue.find_probe(d.next_probe) if d.next_probe else None
     bank: list[str] = []
@@ -296,7 +297,7 @@ def _questions(ctx, state: SessionState, u: Understanding) -> str:
     factual = u.intent in ("question_files", "question_method")
     limit = 1 if factual else 3
     mine = follow_ups(u, state, own_words(ctx.user_message))[:1]
-    asked = fresh(mine + bank + gaps, earlier, limit)
+    asked = fresh(mine + bank + gaps, earlier + retried, limit)
     header = ""
     if any(q in bank for q in asked) and probe is not None:
         # The probe is introduced once; after that its questions speak for themselves.
@@ -309,6 +310,9 @@ def _questions(ctx, state: SessionState, u: Understanding) -> str:
         if factual:
             return "One question for the brief: " + asked[0]
         return "\n\n".join(([header] if header else []) + [f"Question {i}: {q}" for i, q in enumerate(asked, 1)])
+    if retried:
+        return ("Offline, the same message gets the same reading, and I have no other question on it. Edit your "
+                "message (say more, or say it differently) and I'll answer that instead.")
     if factual:
         return ""
     open_probes = [ctx.catalogue.probe_name(p) for p in ctx.catalogue.order(mode)

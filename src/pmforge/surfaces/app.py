@@ -23,7 +23,7 @@ from pmforge.outputs import artifacts, export
 from pmforge.project.project import Project, confirms_deletion, delete_project, deletion_warning
 from pmforge.project.undo import read_undo_point
 from pmforge.prompt import render
-from pmforge.surfaces.ui import citations, panels, resources, welcome
+from pmforge.surfaces.ui import citations, copy, panels, resources, view, welcome
 from pmforge.surfaces.ui.jobs import DONE, FAILED, STOPPED, AnyJob, ProjectJobs, TurnJob, UploadJob
 from pmforge.upkeep.reindex import reindex
 
@@ -78,6 +78,7 @@ def _rename_project(services, slug: str) -> None:
     else:
         ss.rename_error = ""
         ss[RENAME_MENU] = False
+        ss.restore_view = True
         ss.project_toast = f"Renamed to '{name}'; its folder stays '{slug}'."
 
 
@@ -135,6 +136,7 @@ def project_picker(services) -> str | None:
 
 def rename_menu(services, slug: str, name: str) -> None:
     with st.popover("Rename", type="tertiary", key=RENAME_MENU, on_change="rerun"):
+        view.remember()  # the chat's place as the menu opens: the rename's redraw must not move it
         with st.form("rename_project", clear_on_submit=True):
             st.text_input("Display name", value=name, key=f"rename-{slug}",
                           help=f"The folder, and the name commands take, stay '{slug}'.")
@@ -169,7 +171,10 @@ def files_panel(project: Project) -> None:
     st.subheader("Project Files")
     show_notices()
     manifest = project.manifest()
-    if not manifest.file_summaries:
+    preparing = jobs_of(project).preparing()
+    for f in preparing:  # listed here too, with the main area's progress: the sidebar never says "No files"
+        st.text(f"⏳ {f.name} — {file_progress(f)[1].split(': ', 1)[1]}…")  # st.text: a name is never Markdown
+    if not manifest.file_summaries and not preparing:
         st.caption("No files yet. Upload the DOCX or Markdown behind your product question.")
     for f in manifest.file_summaries:
         with st.container(border=True):
@@ -369,6 +374,10 @@ def first_run(project: Project, state) -> None:
         st.success("The demo is back as shipped: the example conversation, brief and assumption register.")
     if example_of(project.ws.root) is not None:
         welcome.example_banner(_ask_reset)
+        opened = ss.setdefault("examples_opened", set())
+        if project.ws.slug not in opened:  # the first time in this window: at the explanation
+            opened.add(project.ws.slug)
+            welcome.open_at_top()
     if state.turns or ss.get(STARTER):
         return
     if example_of(project.ws.root) is None:
@@ -404,7 +413,7 @@ def turn_downloads(project: Project, turn: Turn) -> None:
 
 def export_menu(project: Project, title: str) -> None:
     """The transcript as Markdown or Word, built only when the PM clicks (a long session's file is big)."""
-    with st.popover("Export", icon=":material/ios_share:", help="Download the conversation"):
+    with st.popover("Export", type="tertiary", icon=":material/ios_share:", help="Download the conversation"):
         formats: tuple[tuple[export.ExportFormat, str], ...] = (("md", "Transcript (.md)"),
                                                                 ("docx", "Transcript (.docx)"))
         for fmt, label in formats:
@@ -446,14 +455,13 @@ def picked_questions(turn: Turn) -> list[str]:
     return [f"Question {i}: {q}" for i, q in enumerate(questions, 1) if f"Question {i}" in picked]
 
 
-def reply_actions(project: Project, turn: Turn) -> None:
-    """Copy, ask again, edit the message: for the latest reply only (an earlier one has later turns on it),
-    and Retry and Edit only while it can be taken back."""
+def reply_actions(project: Project, turn: Turn, title: str) -> None:
+    """Under the latest reply, where its Stop button was: Copy, Export, and (while it can be taken back)
+    Retry and Edit. An earlier reply has later turns on it, so it gets none of these."""
     jobs = jobs_of(project)
-    with st.container(horizontal=True, gap="small"):
-        with st.popover("Copy", type="tertiary", icon=":material/content_copy:", help="Copy this reply"):
-            st.caption("Use the copy button at the top right of the text.")
-            st.code(turn.assistant, language=None, wrap_lines=True)
+    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+        copy.copy_buttons(turn.assistant)
+        export_menu(project, title)
         point = read_undo_point(project.ws)
         if point is None or point.turn_id != turn.id:  # e.g. the demo's shipped turns: nothing to take back
             return
@@ -478,17 +486,16 @@ def _send_edit(project: Project, turn: Turn) -> None:
         jobs_of(project).send(text, replaces=turn.id)
 
 
-def show_turn(project: Project, turn: Turn, latest: bool, passage_of) -> None:
+def show_turn(project: Project, turn: Turn, latest: bool, passage_of, title: str) -> None:
     with st.chat_message("user"):
         st.markdown(render.for_display(turn.user))
     with st.chat_message("assistant"):
         reply_body(turn.assistant, turn.sources, passage_of)
         if latest:
+            reply_actions(project, turn, title)
             question_picker(turn)
         turn_downloads(project, turn)
         sources_list(turn, passage_of)
-        if latest:
-            reply_actions(project, turn)
         if ss.get(DEVELOPER_DETAILS):
             looked_at(turn)
 
@@ -561,25 +568,32 @@ def show_message_job(project: Project, job: TurnJob, waiting_for: str, passage_o
         st.markdown(render.for_display(job.message))
     with st.chat_message("assistant"):
         text = st.empty()
-        st.button("Stop", type="tertiary", icon=":material/stop_circle:", key=f"stop-{job.id}",
-                  help="Stop this reply; nothing of it is recorded and your message is kept",
-                  on_click=jobs_of(project).stop, args=(job,))
+        stop = st.empty()
+        stop.button("Stop", type="tertiary", icon=":material/stop_circle:", key=f"stop-{job.id}",
+                    help="Stop this reply; nothing of it is recorded and your message is kept",
+                    on_click=jobs_of(project).stop, args=(job,))
     shown: list[tuple[str, str] | None] = [None]
+    ended = [False]
 
     def update(force: bool) -> None:
         now = (job.status, job.text)
         if not force and now == shown[0]:
             return
+        if not job.active and not ended[0]:
+            # Ended: the same button in the same place, inert, until the page is drawn afresh.
+            ended[0] = True
+            stop.button("Stop", type="tertiary", icon=":material/stop_circle:", key=f"stopped-{job.id}",
+                        disabled=True, help="This reply has ended")
         shown[0] = now
         if job.text:
             with text.container():
-                reply_body(job.text + " ▌", job.sources, passage_of)
+                reply_body(job.text + ("" if job.status == DONE else " ▌"), job.sources, passage_of)
         else:
             text.caption(waiting_for if job.status == "queued" else "Thinking…")
     return update
 
 
-def follow(updates) -> None:
+def follow(updates, settle_s: float) -> None:
     """Keep the page up to date with the work under way until it is done, then draw the page afresh.
 
     Any click or message stops this run (the work goes on in its thread) and the next run follows it again.
@@ -593,6 +607,8 @@ def follow(updates) -> None:
             break
         tick += 1
         time.sleep(0.04)
+    if any(isinstance(job, TurnJob) and job.status == DONE for job, _ in updates):
+        time.sleep(settle_s)  # the ended reply keeps its layout a moment: see Settings.reply_settle_s
     st.rerun()
 
 
@@ -616,8 +632,6 @@ def chat(project: Project) -> None:
     online = project.services.llm.online
     if online or ss.get(DEVELOPER_DETAILS):  # offline nothing is billed: the meter is a developer's view
         panels.session_meter(state, project.settings, online, manifest.file_summaries)
-    if state.turns:
-        export_menu(project, manifest.display_name or state.project_name or project.ws.slug)
     shown = ss.setdefault("history_shown", EAGER_TURNS)
     hidden = max(len(state.turns) - shown, 0)
     if hidden and st.button(f"Show {min(hidden, EAGER_TURNS)} earlier turns ({hidden} not shown)"):
@@ -625,8 +639,9 @@ def chat(project: Project) -> None:
         st.rerun()
     st.html(f"<style>{citations.CITATION_CSS}{PAGE_CSS}</style>")  # once per page; takes no room
     passage_of = project.passage_reader(manifest)
+    title = manifest.display_name or state.project_name or project.ws.slug
     for turn in state.turns[hidden:]:
-        show_turn(project, turn, latest=turn is state.turns[-1], passage_of=passage_of)
+        show_turn(project, turn, latest=turn is state.turns[-1], passage_of=passage_of, title=title)
     if error := ss.pop("turn_error", ""):
         st.error(error)
     if ss.get("kept_message") and not active and not message:
@@ -649,7 +664,7 @@ def chat(project: Project) -> None:
                 waiting = "Taking the reply above back; Forge answers this instead."
             updates.append((job, show_message_job(project, job, waiting, passage_of)))
     if updates:
-        follow(updates)
+        follow(updates, project.settings.reply_settle_s)
 
 
 def kept_message_notice(project: Project) -> None:
@@ -706,6 +721,8 @@ def main() -> None:
             panels.skeleton_panel(state, manifest, catalogue)
             downloads_panel(project, state, manifest)
             developer_toggle()
+            if ss.pop("restore_view", False):
+                view.restore()
     if project is None:
         st.title("Forge")
         welcome.intro()

@@ -41,6 +41,8 @@ class AssembledContext(BaseModel):
     stakeholders: list[str] = Field(default_factory=list)
     org_context: str = ""
     assumption_ids: list[str] = Field(default_factory=list)  # registered and not retired
+    # The reply this message's earlier answer gave, when the PM asked for another (Retry): not to be repeated.
+    retracted_reply: str = ""
     state: Any = Field(default=None, exclude=True)  # the session as the turn began (read-only), for offline replies
 
 

@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 
 class PendingTurn:
-    def __init__(self, project: Project, message: str):
+    def __init__(self, project: Project, message: str, retracted_reply: str = ""):
         self.project = project
         settings = project.settings
         project.recover()
@@ -70,6 +70,7 @@ class PendingTurn:
             self.decision, self.state, self.manifest, message, self.number,
             project.store, self.embedder, settings, self.catalogue,
         )
+        self.context.retracted_reply = retracted_reply
         # Round 1 leaves room for what a tool round appends; later rounds are re-fitted inside Execution.
         self.fit = fit_context(self.context, self.state, self.manifest, settings, first_round_target(settings))
         self.reply_request = build_reply_request(self.context, self.state, settings)
@@ -277,8 +278,9 @@ def working_copy(state: SessionState) -> SessionState:
     return copy
 
 
-def start_turn(project: Project, message: str) -> PendingTurn:
-    return PendingTurn(project, message)
+def start_turn(project: Project, message: str, retracted_reply: str = "") -> PendingTurn:
+    """A turn under way. `retracted_reply`: the reply a Retry took back, which the new one should not repeat."""
+    return PendingTurn(project, message, retracted_reply)
 
 
 def run_turn(project: Project, message: str) -> TurnRecord:

@@ -128,6 +128,11 @@ class ProjectJobs:
         with self._lock:
             return [j for j in self._jobs if j.active]
 
+    def preparing(self) -> list[FileProgress]:
+        """The uploaded files not ready yet, in the order they were given."""
+        with self._lock:
+            return [f for j in self._jobs if isinstance(j, UploadJob) and j.active for f in j.files if f.result is None]
+
     def take_finished(self) -> list[AnyJob]:
         """Work finished since the last call, to be reported once."""
         with self._lock:
@@ -187,12 +192,15 @@ class ProjectJobs:
             if job.stop_asked:
                 job.status = STOPPED
                 return
+            retracted = ""
             if job.replaces:
                 turns = project.state().turns
                 if not turns or turns[-1].id != job.replaces:  # another window answered a message since
                     raise ForgeError("Only Forge's latest reply can be asked again or edited.")
+                if turns[-1].user == job.message:  # asked again as it was: the new reply asks differently
+                    retracted = turns[-1].assistant
                 undo_last_turn(project, job.replaces)
-            pending = start_turn(project, job.message)
+            pending = start_turn(project, job.message, retracted)
             job.sources = pending.sources()
             stream = iter(pending)
             try:

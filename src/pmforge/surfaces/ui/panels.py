@@ -19,12 +19,31 @@ STATUS_COLOUR: dict[AssumptionStatus, str] = {
 }
 
 
-def session_badge(state: SessionState, catalogue: Catalogue) -> None:
+def file_question(turn: Turn) -> bool:
+    """A question the PM asked about their files (answered from them), not an answer in the interview."""
+    return turn.user.rstrip().endswith("?") and any(s.citation in turn.assistant for s in turn.sources)
+
+
+def progress_words(state: SessionState, catalogue: Catalogue) -> tuple[str, str]:
+    """The session's place in plain words: how many messages the PM has sent (their questions about files
+    counted apart, as a PM counts them), and what Forge asks about next out of how many areas."""
+    asked = sum(1 for t in state.turns if file_question(t))
+    answers = len(state.turns) - asked
+    count = f"{answers} answer{'s' * (answers != 1)}" + (
+        f" · {asked} file question{'s' * (asked != 1)}" if asked else "")
     probe = catalogue.find_probe(state.active_probe) if state.active_probe else None
     order = catalogue.order(state.active_mode)
     done = sum(1 for p in order if p in state.routing.probes_fired)
-    st.markdown(f":violet-badge[{MODE_NAMES[state.active_mode]}] :gray-badge[turn {state.turn_count}]")
-    st.caption(f"Active probe: {probe.name if probe else '—'} · {done} of {len(order)} probes satisfied")
+    upcoming = probe.name if probe else next((catalogue.probe_name(p) for p in order
+                                              if p not in state.routing.probes_fired), "")
+    next_up = f"Next up: {upcoming.lower()} · " if upcoming else ""
+    return count, f"{next_up}{done} of {len(order)} areas covered"
+
+
+def session_badge(state: SessionState, catalogue: Catalogue) -> None:
+    count, place = progress_words(state, catalogue)
+    st.markdown(f":violet-badge[{MODE_NAMES[state.active_mode]}] :gray-badge[{count}]")
+    st.caption(place)
 
 
 def org_context_panel(manifest: Manifest) -> None:

@@ -69,6 +69,31 @@ def example_banner(on_reset: Callable[[], None]) -> None:
                   help="Put the example back as it was shipped; what you added to it is removed.")
 
 
+# The chat keeps itself scrolled to its end as the page draws, which would open the example at its last reply,
+# far below the explanation. This frame (Forge's own script, no PM or document text) brings the top back into
+# view while the page settles, and lets go as soon as the PM scrolls, types or clicks.
+_OPEN_AT_TOP = """<script>
+const page = window.parent.document;
+const main = page.querySelector('[data-testid="stAppScrollToBottomContainer"]') || page.querySelector('section.main');
+let holding = true;
+for (const kind of ["wheel", "touchstart", "keydown", "mousedown"]) {
+  page.addEventListener(kind, () => { holding = false; }, {once: true, capture: true});
+}
+let tries = 0;
+const hold = () => {
+  if (!main || !holding) return;
+  main.scrollTop = 0;
+  if (++tries < 40) setTimeout(hold, 100);
+};
+hold();
+</script>"""
+
+
+def open_at_top() -> None:
+    """Show the page from its top on this run (the example's explanation), not from its last reply."""
+    st.iframe(_OPEN_AT_TOP, height=1)
+
+
 # ---------------------------------------------------------------- preparing a project's files, in plain words
 
 def preparing_label(upkeep: Upkeep, manifest: Manifest) -> str:
