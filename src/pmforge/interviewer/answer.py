@@ -22,7 +22,7 @@ from pmforge.understand import nlp
 from pmforge.understand import text as t
 from pmforge.understand.fields import unit_vectors
 
-Kind = Literal["who", "when", "how_many", "how_much", "stands_for", "which", "what"]
+Kind = Literal["who", "when", "how_long", "how_many", "how_much", "stands_for", "which", "what"]
 
 _STANDS_FOR = re.compile(r"\b(?:what (?:does|do|is|'s)\s+(?:an?\s+|the\s+)?(?P<a>[A-Za-z0-9][A-Za-z0-9&-]{1,9})\s+"
                          r"(?:stand for|mean|short for)|(?P<b>[A-Z][A-Z0-9&]{1,9})\s+(?:stands? for|is short for))",
@@ -38,6 +38,12 @@ _HOW_MUCH = re.compile(r"\bhow much\b|\bwhat (?:is |was |'s |did )?(?:the )?(?:p
 _HOW_MANY = re.compile(r"\bhow (?:many|long|often|far|big|large|fast|slow)\b|\bwhat (?:is |was |'s )?(?:the )?"
                        r"(?:share|percent|percentage|proportion|number|rate|median|average|mean|count|total|"
                        r"volume|size|headcount|score|nps|sla)\b", re.I)
+_HOW_LONG = re.compile(r"\bhow long\b|\bhow many (?:minutes|hours|days|weeks|months|quarters|years)\b|"
+                       r"\bwhat (?:is |was |'s )?(?:the )?(?:duration|length|timeline|time frame)\b", re.I)
+_SPELLED = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|eighteen|twenty|thirty|"
+            r"forty|fifty|sixty|a few|several|a couple of)")
+_DURATION = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{_SPELLED})(?:\s*(?:to|-|–)\s*(?:\d+|{_SPELLED}))?[\s-]"
+                       r"(?:minute|hour|day|week|month|quarter|year)s?\b", re.I)
 _WHO = re.compile(r"^\s*(?:who|whom|whose)\b|\bwho\b", re.I)
 _WHICH = re.compile(r"^\s*which\b|\bwhich (?!date|day|month|year|quarter)\w+", re.I)
 
@@ -76,6 +82,7 @@ _KINDS: tuple[tuple[re.Pattern, Kind], ...] = (
     (_WHEN, "when"),
     (_WHO, "who"),
     (re.compile(r"\bhow much\b", re.I), "how_much"),
+    (_HOW_LONG, "how_long"),
     (_HOW_MANY, "how_many"),
     (re.compile(r"\bwhich (?:customer|person|people|user|shopper|team|manager|lead|interviewee|respondent|"
                 r"colleague|employee|member|one of (?:them|the customers))\b", re.I), "who"),
@@ -408,7 +415,12 @@ def _pick(kind: Kind, question: str, unit: Unit) -> tuple[str, str]:
             "when": lambda v: bool(_dates(v)) or bool(t.numbers(v)),
             "how_many": lambda v: bool(_numbers(v, question, "how_many")),
             "how_much": lambda v: bool(_numbers(v, question, "how_much")) or bool(t.numbers(v)),
+            "how_long": lambda v: bool(_DURATION.search(v)),
         }.get(kind, lambda v: True)
+        if kind == "who" and unit.kind == "row":
+            # A table's "Owner" or "Lead" column may hold a team rather than a person: the column the
+            # question names decides, among cells that are words rather than figures.
+            want = lambda v: bool(v.strip()) and not t.numbers(v)  # noqa: E731
         value = _best_cell(unit, question, want)
         return value, unit.text
     text = unit.text
@@ -426,6 +438,8 @@ def _pick(kind: Kind, question: str, unit: Unit) -> tuple[str, str]:
     if kind == "when":
         dates = _dates(text)
         return (dates[0] if dates else ""), text
+    if kind == "how_long":
+        return _near(text, [m.group(0) for m in _DURATION.finditer(text)], question), text
     if kind in ("how_many", "how_much"):
         return _near(text, _numbers(text, question, kind), question), text
     return "", text
