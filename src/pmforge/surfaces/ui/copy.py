@@ -16,9 +16,12 @@ from pmforge.outputs.plain import plain_text
 COPY_FRAME_TITLE = "Copy this reply"  # how a screen reader (and the browser test) finds the frame
 
 _FRAME = """<!doctype html><html><head><meta charset="utf-8"><style>
-  body { margin: 0; font-family: "Source Sans Pro", "Source Sans 3", sans-serif; }
+  html, body { margin: 0; height: 100%; overflow: hidden; }
+  body { display: flex; align-items: center; font-family: "Source Sans Pro", "Source Sans 3", sans-serif;
+         color: #31333f; }
   button { font: inherit; font-size: 14px; background: none; border: none; padding: 4px 6px;
-           color: #808495; cursor: pointer; border-radius: 6px; }
+           color: inherit; cursor: pointer; border-radius: 6px; }
+  #markdown { opacity: 0.7; }
   button:hover { color: #ff4b4b; }
   button:focus-visible { outline: 2px solid #ff4b4b; }
   .icon { vertical-align: -3px; margin-right: 6px; }
@@ -28,6 +31,14 @@ _FRAME = """<!doctype html><html><head><meta charset="utf-8"><style>
 <button id="markdown" aria-label="Copy this reply as Markdown">as Markdown</button>
 <script>
 const TEXTS = {"plain": __PLAIN__, "markdown": __MARKDOWN__};
+try {  // the app's own button style, light or dark theme
+  const like = window.parent.document.querySelector('[data-testid="stBaseButton-tertiary"]');
+  if (like) {
+    const style = getComputedStyle(like);
+    document.body.style.color = style.color;
+    document.body.style.fontFamily = style.fontFamily;
+  }
+} catch (e) {}
 async function put(text) {
   try { await navigator.clipboard.writeText(text); return; } catch (e) {}
   const area = document.createElement("textarea");  // older browsers, or a page without clipboard access
