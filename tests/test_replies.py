@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from pmforge.core.models import BriefChange, RetrievedSection, SessionState, Turn
-from pmforge.interviewer.answer import answer_kind, find_answer, reply_to, units
+from pmforge.interviewer.answer import answer_kind, answer_sentence, find_answer, reply_to, units
 from pmforge.interviewer.questions import follow_ups, fresh, opening, questions_in
 from pmforge.knowledge import builtin_catalogue
 from pmforge.surfaces.answer_eval import score_reply
@@ -99,6 +99,21 @@ def test_a_quote_never_runs_into_the_next_list_item():
                        "interviews.md", "Findings")
     reply = reply_to("Which customer doesn't own a printer?", [section])
     assert reply.startswith("**Marcus**") and "two weeks" not in reply
+
+
+def test_an_answer_is_a_sentence_in_the_questions_words_when_that_reads_right():
+    assert answer_sentence("Who owns the training budget?", "Store ops") == "**Store ops** owns the training budget"
+    assert answer_sentence("How long does the pilot run?", "eight weeks") == "The pilot runs **eight weeks**"
+    assert answer_sentence("How much do the handhelds cost?", "$42,000") == "The handhelds cost **$42,000**"
+    assert answer_sentence("How many stores are in the pilot?", "20") == "**20** stores are in the pilot"
+    assert answer_sentence("What is the budget for training?", "$8,500") == "The budget for training is **$8,500**"
+    assert answer_sentence("What does BORIS stand for?", "Buy Online, Return In Store") == \
+        "BORIS stands for **Buy Online, Return In Store**"
+    # Shapes that would need a preposition or an irregular verb get the answer alone, never a wrong sentence.
+    assert answer_sentence("When does the pilot start?", "June 3") == "**June 3**"
+    assert answer_sentence("Who did Dana interview first?", "Marcus") == "**Marcus**"
+    section = _section("## Scope\n\nThe pilot covers 20 stores in the Midwest region for eight weeks.")
+    assert reply_to("How long does the pilot run?", [section]).startswith("The pilot runs **eight weeks** [")
 
 
 def test_no_passage_answers_says_so():

@@ -445,6 +445,48 @@ def _pick(kind: Kind, question: str, unit: Unit) -> tuple[str, str]:
     return "", text
 
 
+def _third_person(verb: str) -> str:
+    """A regular verb after "does": run → runs, reach → reaches, carry → carries."""
+    if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", verb):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def _subject(words: str) -> str:
+    return words[:1].upper() + words[1:]
+
+
+# Questions whose wording turns into the answer's sentence by putting the answer in the question word's place.
+# Anything else is answered as "**answer** [citation]": a sentence that reads wrong is worse than none.
+_DECLARATIVE: tuple[tuple[re.Pattern, object], ...] = (
+    (re.compile(r"^who (?P<verb>is|was|(?!does\b|do\b|did\b)\w+(?:s|ed))\s+(?P<rest>[^?]+)\?$", re.I),
+     lambda m, a: f"{a} {m['verb'].lower()} {m['rest']}"),
+    (re.compile(r"^what does (?P<x>[A-Za-z0-9&-]+) (?:stand for|mean)\?$", re.I),
+     lambda m, a: f"{m['x']} stands for {a}"),
+    (re.compile(r"^how (?P<q>much|long) (?P<aux>does|do) (?P<subj>[^?]+?) (?P<verb>cost|run|take|last)\?$", re.I),
+     lambda m, a: f"{_subject(m['subj'])} "
+                  f"{_third_person(m['verb']) if m['aux'].lower() == 'does' else m['verb']} {a}"),
+    (re.compile(r"^how many (?P<noun>[a-z][\w -]*?) (?P<verb>are|were) (?P<rest>[^?]+)\?$", re.I),
+     lambda m, a: f"{a} {m['noun']} {m['verb']} {m['rest']}"),
+    (re.compile(r"^(?:what|which) (?P<verb>is|was|are|were) (?P<x>the [^?]+)\?$", re.I),
+     lambda m, a: f"{_subject(m['x'])} {m['verb']} {a}"),
+)
+
+
+def answer_sentence(question: str, value: str) -> str:
+    """The answer as a sentence in the question's own words ("Who leads the Reno team?" → "**Gloria Mbeki**
+    leads the Reno team"), or the bold answer alone when the question's shape is not one of the safe ones."""
+    bold = f"**{value}**"
+    asked = " ".join(question.split())
+    for pattern, build in _DECLARATIVE:
+        match = pattern.match(asked)
+        if match:
+            return build(match, bold)  # type: ignore[operator]
+    return bold
+
+
 def reply_to(question: str, sections: list[RetrievedSection]) -> str:
     """The answer first, then where it is, then the words that support it; or a plain "not found"."""
     answer = find_answer(question, sections)
@@ -454,5 +496,5 @@ def reply_to(question: str, sections: list[RetrievedSection]) -> str:
     citation = answer.unit.section.citation
     quote = t.clip_words(answer.quote, 60)
     if answer.value:
-        return f"**{answer.value.strip().rstrip('.')}** {citation}\n\n> “{quote}”"
+        return f"{answer_sentence(question, answer.value.strip().rstrip('.'))} {citation}.\n\n> “{quote}”"
     return f"{citation}: “{quote}”"
