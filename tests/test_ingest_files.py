@@ -394,18 +394,18 @@ def test_very_long_unicode_name_is_shortened_to_fit_the_disk(project: Project):
     assert_consistent(project)
 
 
-def test_names_differing_only_in_case_are_one_file(project: Project):
+def test_names_differing_only_in_case_are_two_files(project: Project):
     first = ingest_file(project, "Plan.md", md("Plan", "The first plan covers twelve stores in Ohio."))
     assert first.ok
-    second = ingest_file(project, "plan.md", md("Plan", FACT))
-    assert second.ok and second.message.startswith("Replaced")
+    second = ingest_file(project, "plan.md", md("Plan", FACT))  # one file on a case-insensitive disk: kept apart
+    kept = second.filename
+    assert second.ok and second.message.startswith(f"Indexed plan.md as {kept}") and kept.startswith("plan-")
     manifest = project.manifest().file_summaries
-    assert [f.filename for f in manifest] == ["plan.md"]
-    assert project.store.file_ids() == {manifest[0].file_id}
-    assert {p.name for p in project.ws.uploads.iterdir()} == {".gitkeep", "plan.md"}
-    assert {p.name for p in project.ws.converted.iterdir()} == {".gitkeep", "plan.md.md"}
-    assert all(r.filename == "plan.md" for r in search(project, FACT_QUERY))
-    assert_retrievable(project, FACT_QUERY, FACT, "plan.md")
+    assert [f.filename for f in manifest] == ["Plan.md", kept]
+    assert project.store.file_ids() == {f.file_id for f in manifest}
+    assert {p.name for p in project.ws.uploads.iterdir()} == {".gitkeep", "Plan.md", kept}
+    assert {p.name for p in project.ws.converted.iterdir()} == {".gitkeep", "Plan.md.md", f"{kept}.md"}
+    assert_retrievable(project, FACT_QUERY, FACT, kept)
     assert_consistent(project)
 
 

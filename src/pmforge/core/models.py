@@ -8,6 +8,7 @@ the models there, never written by hand.
 from __future__ import annotations
 
 import secrets
+import unicodedata
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -348,6 +349,12 @@ class SessionState(BaseModel):
 
 # ---------------------------------------------------------------- project manifest
 
+def name_key(filename: str) -> str:
+    """Names with the same key are one file on a case-insensitive disk (macOS, Windows) or to a reader:
+    case and compatibility forms folded ("Straße"/"STRASSE", "ﬁ"/"fi", "ΟΔΟΣ"/"οδος")."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", filename).casefold())
+
+
 class ManifestEntry(BaseModel):
     filename: str
     file_id: str
@@ -379,9 +386,14 @@ class Manifest(BaseModel):
     updated_at: str = ""  # when this file was last saved, as in SessionState
 
     def find(self, filename: str) -> ManifestEntry | None:
-        """Names match case-insensitively: two names differing only in case are one file on many disks."""
-        wanted = filename.casefold()
-        return next((f for f in self.file_summaries if f.filename.casefold() == wanted), None)
+        """The file of exactly that name, else the one whose name differs from it only in case or form (a
+        name typed in a command); uploads never list two such names (see `name_key`)."""
+        wanted = unicodedata.normalize("NFC", filename)
+        exact = next((f for f in self.file_summaries if f.filename == wanted), None)
+        if exact is not None:
+            return exact
+        key = name_key(filename)
+        return next((f for f in self.file_summaries if name_key(f.filename) == key), None)
 
 
 class TurnRecord(BaseModel):

@@ -19,6 +19,7 @@ import logging
 import os
 import threading
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -161,7 +162,7 @@ def _refresh(path: Path) -> _Parsed:
     ):
         return entry
     with open(key, "rb") as fh:
-        # Only a file changed by appending (after a torn tail was cut, perhaps) can be read from where we
+        # Only a file changed by appending (after a torn tail was set aside, perhaps) can be read from where we
         # stopped; one that was replaced (a git checkout, a migration), shrank below what we parsed or was
         # rewritten with the same size is read again from the start.
         grown = (entry is not None and (entry.ino, entry.dev) == (st.st_ino, st.st_dev)
@@ -233,16 +234,25 @@ def parse(data: bytes, path: Path) -> list[Turn]:
 # ---------------------------------------------------------------- writing (hold the project lock)
 
 
-def append(path: Path, data: bytes) -> None:
-    """Append whole lines and fsync them. A torn last line (a process killed mid-append) is cut off first,
+@dataclass
+class Torn:
+    """A last line a crash cut off mid-write, moved out of the transcript into a file of its own."""
+
+    kept: Path  # the file beside the transcript that holds the line's bytes
+    said: str = ""  # the PM's message, as far as the line got
+    whole: bool = False  # `said` is the whole message
+
+
+def append(path: Path, data: bytes) -> Torn | None:
+    """Append whole lines and fsync them. A torn last line (a process killed mid-append) is set aside first,
     so it can never glue itself to the new line; one that is complete but lost its newline (a hand edit)
-    gets the newline back instead."""
+    gets the newline back instead. Returns the torn line set aside, if there was one."""
     if not data:
-        return
+        return None
     created = not path.exists()
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)
     try:
-        _mend_tail(fd, path)
+        torn = _mend_tail(fd, path)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
@@ -251,12 +261,28 @@ def append(path: Path, data: bytes) -> None:
         os.close(fd)
     if created:
         fsync_dir(path.parent)
+    return torn
 
 
-def _mend_tail(fd: int, path: Path) -> None:
+def mend(path: Path) -> Torn | None:
+    """Set a torn last line aside now rather than at the next append (hold the project lock: a line another
+    process is still writing looks torn too)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    except FileNotFoundError:
+        return None
+    try:
+        torn = _mend_tail(fd, path)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return torn
+
+
+def _mend_tail(fd: int, path: Path) -> Torn | None:
     size = os.fstat(fd).st_size
     if not size or os.pread(fd, 1, size - 1) == b"\n":
-        return
+        return None
     start, step = size, 1 << 16
     while start > 0:
         lo = max(0, start - step)
@@ -272,9 +298,70 @@ def _mend_tail(fd: int, path: Path) -> None:
         complete = False
     if complete:
         os.write(fd, b"\n")
-    else:
-        log.warning("%s: cut off a torn last line (%d bytes) before appending", path, size - start)
-        os.ftruncate(fd, start)
+        return None
+    kept = _keep_torn(path, fragment)  # durable before the transcript lets go of it
+    os.ftruncate(fd, start)
+    log.warning("%s: moved a torn last line (%d bytes) to %s", path, size - start, kept.name)
+    said, whole = _said(fragment)
+    return Torn(kept, said, whole)
+
+
+def _keep_torn(path: Path, fragment: bytes) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    for n in range(1, 1000):
+        kept = path.with_name(f"{path.name}.torn-{stamp}" + (f"-{n}" if n > 1 else ""))
+        try:
+            fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        try:
+            os.write(fd, fragment)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(path.parent)
+        return kept
+    raise OSError(f"no free name for the torn line of {path.name}")
+
+
+def _said(fragment: bytes) -> tuple[str, bool]:
+    """The PM's message in a torn turn line as far as it got, and whether it is whole; ("", False) for a
+    line that is no turn's or broke off before it. A turn line holds `user` third (after id and number), so a
+    crash anywhere past its first few dozen bytes leaves some of the message."""
+    text = fragment.decode("utf-8", "ignore")  # a character cut in half is dropped
+    decoder = json.JSONDecoder()
+    at = 1 if text.startswith("{") else len(text)
+    try:
+        while at < len(text):  # the top-level keys in turn; nested values are skipped whole
+            key, at = decoder.raw_decode(text, at)
+            if text[at : at + 1] != ":":
+                break
+            if key == "user":
+                try:
+                    value = decoder.raw_decode(text, at + 1)[0]
+                except ValueError:
+                    return _string_start(text[at + 1 :]), False
+                return (value, True) if isinstance(value, str) else ("", False)
+            at = decoder.raw_decode(text, at + 1)[1]
+            if text[at : at + 1] != ",":
+                break
+            at += 1
+    except ValueError:
+        pass
+    return "", False
+
+
+def _string_start(cut: str) -> str:
+    """What a JSON string cut off before its closing quote says (an escape cut in half is dropped)."""
+    if not cut.startswith('"'):
+        return ""
+    for end in range(len(cut), max(len(cut) - 7, 0), -1):
+        try:
+            value = json.loads(cut[:end] + '"')
+        except ValueError:
+            continue
+        return value if isinstance(value, str) else ""
+    return ""
 
 
 def fsync_dir(folder: Path) -> None:

@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 MAX_FILENAME_CHARS = 120
 MAX_FILENAME_BYTES = 180  # disks allow 255 bytes; leave room for ".md" and temp-file affixes
+NAME_TAG_CHARS = 6
 SUPPORTED_EXTENSIONS = (".md", ".markdown", ".docx")
 
 
@@ -86,12 +87,19 @@ MAX_DISPLAY_NAME_CHARS = 120
 def display_name(manifest_name: str, session_name: str, slug: str) -> str:
     """What the PM sees for a project: the name kept in its manifest (typed at creation or given by a
     rename); a project made before names were kept there shows its session's name, else its slug."""
-    return (manifest_name or "").strip() or (session_name or "").strip() or slug
+    # Names kept before bidi controls were dropped from them must not read backwards either.
+    return printable(manifest_name or "").strip() or printable(session_name or "").strip() or slug
+
+
+def printable(text: str) -> str:
+    """The text without characters that are not shown yet change what is: controls, zero-width marks and bidi
+    overrides ("Invoice \u202egpj.exe" reads as "Invoice exe.jpg")."""
+    return "".join(ch for ch in text if ch.isprintable())
 
 
 def clean_display_name(name: str) -> str:
     """A display name as typed, on one line and of a sensible length; one sentence when it cannot be one."""
-    name = " ".join(name.split())  # newlines and tabs would break `forge projects` and the picker
+    name = printable(" ".join(name.split()))  # newlines and tabs would break `forge projects` and the picker
     if not slugify(name):
         raise ForgeError("A project name needs at least one letter or digit.")
     if len(name) > MAX_DISPLAY_NAME_CHARS:
@@ -128,23 +136,37 @@ def new_project_id() -> str:
 def safe_filename(name: str) -> str:
     """A file name that cannot escape its folder: no directories, no control characters, bounded length."""
     base = name.replace("\\", "/").split("/")[-1]
-    base = unicodedata.normalize("NFC", base)
-    base = "".join(ch for ch in base if ch.isprintable() and ch not in '<>:"|?*')
+    base = "".join(ch for ch in printable(unicodedata.normalize("NFC", base)) if ch not in '<>:"|?*')
     base = base.strip().lstrip(".").strip()
     if not base:
         raise ForgeError("That file has no usable name; rename it and upload it again.")
-    stem, dot, ext = base.rpartition(".")
+    stem, ext = _split_name(base)
+    if _fit(stem, ext) != stem:  # two long names alike up to the cut must not become one file
+        return tagged_filename(stem + ext)
+    return stem.rstrip() + ext
+
+
+def tagged_filename(name: str) -> str:
+    """The name with a short tag from its hash before the extension: a name of its own, the same every time."""
+    stem, ext = _split_name(name)
+    tag = "-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:NAME_TAG_CHARS]
+    return _fit(stem, tag + ext).rstrip() + tag + ext
+
+
+def _split_name(name: str) -> tuple[str, str]:
+    """(stem, ".ext" in lower case, or "")."""
+    stem, dot, ext = name.rpartition(".")
     if not dot:
-        stem, ext = base, ""
-    ext = ext.lower()
-    limit = MAX_FILENAME_CHARS - len(ext) - 1
-    if len(stem) > limit:
-        stem = stem[:limit].rstrip()
-    byte_limit = MAX_FILENAME_BYTES - len(ext.encode()) - 1
-    while len(stem.encode("utf-8")) > byte_limit:  # CJK and emoji take 3–4 bytes a character
+        return name, ""
+    return stem, f".{ext.lower()}" if ext else ""
+
+
+def _fit(stem: str, ending: str) -> str:
+    """The stem, cut so that stem + ending keeps within the limits on names."""
+    stem = stem[: MAX_FILENAME_CHARS - len(ending)]
+    while len((stem + ending).encode("utf-8")) > MAX_FILENAME_BYTES:  # CJK and emoji take 3–4 bytes a character
         stem = stem[:-1]
-    stem = stem.rstrip()
-    return f"{stem}.{ext}" if ext else stem
+    return stem
 
 
 def _current_umask() -> int:
@@ -236,9 +258,8 @@ class Workspace:
     # ---- creation and discovery
     @classmethod
     def create(cls, projects_root: Path, name: str) -> "Workspace":
+        name = clean_display_name(name)
         slug = slugify(name)
-        if not slug:
-            raise ForgeError("A project name needs at least one letter or digit.")
         root = projects_folder(projects_root) / slug
         if root.exists():
             raise ForgeError(f"A project called '{slug}' already exists.")
@@ -246,8 +267,8 @@ class Workspace:
         for folder in (ws.uploads, ws.converted, ws.artifacts):
             folder.mkdir(parents=True, exist_ok=True)
             (folder / ".gitkeep").touch()
-        ws.save_state(SessionState(project_name=name.strip()))
-        ws.save_manifest(Manifest(project_id=new_project_id(), display_name=name.strip()))
+        ws.save_state(SessionState(project_name=name))
+        ws.save_manifest(Manifest(project_id=new_project_id(), display_name=name))
         return ws
 
     @classmethod
@@ -258,7 +279,7 @@ class Workspace:
             if slug and (folder / slug / cls.STATE).exists():
                 return cls(demo.working_folder(folder / slug))  # a shipped example opens as its own copy
         # A renamed project keeps its folder: its new display name finds it too (`forge chat "New name"`).
-        wanted = " ".join(name.split()).casefold()
+        wanted = printable(" ".join(name.split())).casefold()
         named = [slug for slug, shown in cls.display_names(projects_root).items()
                  if " ".join(shown.split()).casefold() == wanted]
         if len(named) == 1:
@@ -534,21 +555,42 @@ class Workspace:
         lines = transcript.unsaved(self.transcript_path, state.turns)
         if lines:
             with self.locked():
-                transcript.append(self.transcript_path, lines)
+                self.append_lines(lines)
         state.updated_at = saved_at()  # which side is newer, should two clones' saves meet in a git merge
         atomic_write_text(self.state_path, state.model_dump_json(indent=1))
 
     def append_turn(self, turn: Turn) -> None:
         """Add one finished turn to the transcript (fsynced before this returns)."""
         with self.locked():
-            transcript.append(self.transcript_path, transcript.turn_line(turn))
+            self.append_lines(transcript.turn_line(turn))
 
     def patch_turn(self, turn: Turn) -> None:
         """Record a turn's new summary, indexed flag and billed calls: one small line, never a rewrite."""
         with self.locked():
             billed = {"calls": [c.model_dump() for c in turn.calls]} if turn.calls else {}  # none offline
-            transcript.append(self.transcript_path, transcript.patch_line(
-                turn.id, summary=turn.summary, indexed=turn.indexed, **billed))
+            self.append_lines(transcript.patch_line(turn.id, summary=turn.summary, indexed=turn.indexed, **billed))
+
+    def append_lines(self, data: bytes) -> None:
+        """Append whole lines to the transcript (hold the lock)."""
+        self._tell_torn(transcript.append(self.transcript_path, data))
+
+    def mend_transcript(self) -> None:
+        """Set aside a last line a crash cut off, and tell the PM (recovery, before anything reads on)."""
+        with self.locked():
+            self._tell_torn(transcript.mend(self.transcript_path))
+
+    def _tell_torn(self, torn: transcript.Torn | None) -> None:
+        if torn is None:
+            return
+        if not torn.said:
+            notify(f"Forge stopped while saving the conversation of '{self.slug}' and its last record was cut off; "
+                   f"what was written is kept in {torn.kept.name}, and the conversation before it is intact.")
+            return
+        told = (f"Forge stopped while saving your last message in '{self.slug}', so it and its reply are not in "
+                f"the conversation; what was written is kept in {torn.kept.name}.")
+        quoted = f"“{torn.said}”" if torn.whole else f"“{torn.said}…” (the rest was cut off)"
+        # The PM's words go to the screen, never to the log.
+        notify(f"{told} You wrote {quoted}; send it again for a reply.", log_text=told)
 
     def project_id(self) -> str:
         """The project's id, given one on first need (workspaces made before ids existed have none)."""
@@ -714,8 +756,9 @@ class ProjectBusy(ForgeError):
 _notices: list[str] = []
 
 
-def notify(text: str) -> None:
-    log.warning("%s", text)
+def notify(text: str, log_text: str | None = None) -> None:
+    """`log_text`: what the log says instead, when the notice quotes what the PM wrote."""
+    log.warning("%s", text if log_text is None else log_text)
     if text not in _notices:
         _notices.append(text)
 

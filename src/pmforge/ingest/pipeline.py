@@ -22,8 +22,8 @@ from typing import Callable
 import numpy as np
 
 from pmforge.core.errors import ForgeError
-from pmforge.core.models import ManifestEntry, now_iso
-from pmforge.core.workspace import atomic_write_bytes, atomic_write_text, safe_filename
+from pmforge.core.models import Manifest, ManifestEntry, name_key, now_iso
+from pmforge.core.workspace import atomic_write_bytes, atomic_write_text, printable, safe_filename, tagged_filename
 from pmforge.embed import Embeds
 from pmforge.index.client import StoreUnavailable
 from pmforge.index.collections import LeafRecord, ParentRecord
@@ -148,101 +148,131 @@ def ingest_file(project: Project, filename: str, data: bytes, progress: Progress
                 named_by_forge: bool = False) -> IngestResult:
     """Index one upload. `named_by_forge`: the name is Forge's own (a paste), so it may use the paste prefix."""
     progress = progress or quiet
-    settings = project.settings
     ws = project.ws
     try:
-        name = _stored_name(ws, safe_filename(filename), data, named_by_forge)
+        asked = _stored_name(ws, safe_filename(filename), data, named_by_forge)
     except ForgeError as exc:
         return IngestResult(filename, False, str(exc))
-    refusal = _refusal(filename, name, data)
     sha = hashlib.sha256(data).hexdigest()
-    with project.operation(f"upload {name}"):
-        manifest = ws.load_manifest()
-        previous = manifest.find(name)  # case-insensitive: "Plan.md" replaces "plan.md"
-        if refusal:
-            if previous is not None and not previous.indexed and _refusal(previous.filename, previous.filename, b""):
-                _forget(project, manifest, previous)  # kept by an older Forge: its bytes leave the workspace now
-            log.warning("refused an upload: %s", refusal)
-            return IngestResult(name, False, refusal)
-        if previous and previous.sha256 == sha and previous.indexed:
-            return IngestResult(name, True, f"{name} is already uploaded with the same content; nothing changed.", previous)
-        # An indexed version stays in place, searchable, until the new one is indexed: the new bytes wait
-        # beside it under a hidden temporary name (git-ignored, and swept by recovery if Forge dies).
-        replacing = previous is not None and previous.indexed
-        if previous and previous.filename != name and not replacing:
-            _remove_files(ws, previous.filename)
-        upload = ws.uploads / (f".{name}.{os.urandom(6).hex()}.tmp" if replacing else name)
-        atomic_write_bytes(upload, data)  # a new file is kept whatever happens next
-        entry = ManifestEntry(filename=name, file_id=file_id_for(name, sha), sha256=sha, uploaded_at=now_iso())
-        try:
-            progress("Converting", 0, 1)
-            converted = convert_upload(project, name, data)
-            entry.note = converted.note
-            entry.content_sha256 = hashlib.sha256(converted.markdown.encode("utf-8")).hexdigest()
-            if (replacing and previous is not None and previous.filename == name
-                    and previous.content_sha256 == entry.content_sha256):
-                _put_upload(ws, upload, name, previous)
-                previous.sha256 = sha
-                _swap_entry(project, manifest, previous, previous)
-                return IngestResult(name, True, f"{name} has the same content as before; nothing changed.", previous)
-            twin = next((f for f in manifest.file_summaries if f.indexed and f is not previous
-                         and f.content_sha256 == entry.content_sha256), None)
-            if twin:
-                _put_upload(ws, upload, name, previous)
-                ws.converted_path(name).unlink(missing_ok=True)
-                entry.status = _twin_status(twin.filename)
-                _swap_entry(project, manifest, previous, entry)
-                return IngestResult(name, True, f"{name} has the same content as {twin.filename}, which is "
-                                    "already indexed; it is kept but not indexed twice.", entry)
-            entry.file_id = file_id_for(name, entry.content_sha256)
-            if not replacing:
-                atomic_write_text(ws.converted_path(name), converted.markdown)
-            progress("Chunking", 0, 1)
-            parents = chunk_markdown(converted.markdown, chunk_sizes(settings))
-            if not parents:
-                raise ForgeError(f"{name} has no text Forge can index.")
-            progress("Summarizing", 0, 1)
-            ledger = Ledger()  # what this upload bills, kept with its entry
-            entry.summary = summarize_file(project, name, converted.markdown, ledger)
-            entry.chunk_count = _index(project, entry.file_id, name, converted.markdown, parents, progress, ledger)
-            entry.calls = ledger.take()
-            entry.parent_count = len(parents)
-            if replacing:
-                # The swap: the upload first (from here on, recovery sees new bytes and finishes or retries
-                # the upload), then its converted text, then the manifest; the old passages go last.
-                _put_upload(ws, upload, name, previous)
-                atomic_write_text(ws.converted_path(name), converted.markdown)
-        except StoreUnavailable as exc:
-            # The store may hold part of the file and cannot be cleaned now: keep the operation marked
-            # unfinished, so the next operation (or forge doctor) removes the remains once the store is back.
-            if replacing:  # the indexed version stays listed; only the new version's remains are unlisted
-                raise
-            entry.status = f"{INTERRUPTED} ({exc})"
+    with ws.locked():  # the name depends on the files listed: it is settled before the operation names it
+        project.recover()
+        name, beside = own_name(ws.load_manifest(), asked)
+        with project.operation(f"upload {name}"):
+            return _ingest(project, filename, name, data, sha, progress, _kept_as(asked, name, beside))
+
+
+def own_name(manifest: Manifest, name: str) -> tuple[str, str | None]:
+    """The name an upload is kept under, and the listed file that made it take a name of its own (or None).
+    The same name (NFC) is a new version of that file. A name that differs from a listed one only in case or
+    form (see name_key) is another file, which a case-insensitive disk would store over the first: it gets a
+    stable name of its own, and keeps it after the other file is deleted."""
+    listed = {f.filename for f in manifest.file_summaries}
+    if name in listed:
+        return name, None
+    tagged = tagged_filename(name)
+    if tagged in listed:
+        return tagged, None
+    alike = {name_key(f): f for f in listed}.get(name_key(name))
+    return (name, None) if alike is None else (tagged, alike)
+
+
+def _kept_as(asked: str, name: str, beside: str | None) -> str:
+    """How the upload message names the file: as asked, or as asked and kept under a name of its own."""
+    if name == asked:
+        return name
+    why = f" ({beside} is already here, and many disks see the two names as one)" if beside else ""
+    return f"{asked} as {name}{why}"
+
+
+def _ingest(project: Project, filename: str, name: str, data: bytes, sha: str, progress: Progress,
+            shown: str) -> IngestResult:
+    """ingest_file, holding the operation; `shown`: the file as the messages name it."""
+    settings = project.settings
+    ws = project.ws
+    refusal = _refusal(filename, name, data)
+    manifest = ws.load_manifest()
+    previous = next((f for f in manifest.file_summaries if f.filename == name), None)  # see own_name
+    if refusal:
+        if previous is not None and not previous.indexed and _refusal(previous.filename, previous.filename, b""):
+            _forget(project, manifest, previous)  # kept by an older Forge: its bytes leave the workspace now
+        log.warning("refused an upload: %s", refusal)
+        return IngestResult(name, False, refusal)
+    if previous and previous.sha256 == sha and previous.indexed:
+        return IngestResult(name, True, f"{shown} is already uploaded with the same content; nothing changed.", previous)
+    # An indexed version stays in place, searchable, until the new one is indexed: the new bytes wait
+    # beside it under a hidden temporary name (git-ignored, and swept by recovery if Forge dies).
+    replacing = previous is not None and previous.indexed
+    upload = ws.uploads / (f".{name}.{os.urandom(6).hex()}.tmp" if replacing else name)
+    atomic_write_bytes(upload, data)  # a new file is kept whatever happens next
+    entry = ManifestEntry(filename=name, file_id=file_id_for(name, sha), sha256=sha, uploaded_at=now_iso())
+    try:
+        progress("Converting", 0, 1)
+        converted = convert_upload(project, name, data)
+        entry.note = converted.note
+        entry.content_sha256 = hashlib.sha256(converted.markdown.encode("utf-8")).hexdigest()
+        if replacing and previous is not None and previous.content_sha256 == entry.content_sha256:
+            _put_upload(ws, upload, name)
+            previous.sha256 = sha
+            _swap_entry(project, manifest, previous, previous)
+            return IngestResult(name, True, f"{shown} has the same content as before; nothing changed.", previous)
+        twin = next((f for f in manifest.file_summaries if f.indexed and f is not previous
+                     and f.content_sha256 == entry.content_sha256), None)
+        if twin:
+            _put_upload(ws, upload, name)
             ws.converted_path(name).unlink(missing_ok=True)
-            manifest.file_summaries = [f for f in manifest.file_summaries if f is not previous] + [entry]
-            ws.save_manifest(manifest)
-            raise
-        except ForgeError as exc:
-            if replacing:
-                message = f"{str(exc).rstrip('.')}; the previous version of {name} stays indexed."
-                log.warning("kept the previous version of %s: %s", name, exc)
-                return IngestResult(name, False, message, previous)
-            log.warning("not indexed %s: %s", name, exc)
-            entry.status = f"not indexed: {exc}"
-            ws.converted_path(name).unlink(missing_ok=True)  # no Markdown without chunks behind it
+            entry.status = _twin_status(twin.filename)
             _swap_entry(project, manifest, previous, entry)
-            return IngestResult(name, False, str(exc), entry)
-        finally:
-            if replacing:  # new bytes not swapped in (refused, failed, interrupted) leave no trace
-                upload.unlink(missing_ok=True)
-        ws.crash_point("indexed")
+            return IngestResult(name, True, f"{shown} has the same content as {twin.filename}, which is "
+                                "already indexed; it is kept but not indexed twice.", entry)
+        entry.file_id = file_id_for(name, entry.content_sha256)
+        if not replacing:
+            atomic_write_text(ws.converted_path(name), converted.markdown)
+        progress("Chunking", 0, 1)
+        parents = chunk_markdown(converted.markdown, chunk_sizes(settings))
+        if not parents:
+            raise ForgeError(f"{name} has no text Forge can index.")
+        progress("Summarizing", 0, 1)
+        ledger = Ledger()  # what this upload bills, kept with its entry
+        entry.summary = summarize_file(project, name, converted.markdown, ledger)
+        entry.chunk_count = _index(project, entry.file_id, name, converted.markdown, parents, progress, ledger)
+        entry.calls = ledger.take()
+        entry.parent_count = len(parents)
+        if replacing:
+            # The swap: the upload first (from here on, recovery sees new bytes and finishes or retries
+            # the upload), then its converted text, then the manifest; the old passages go last.
+            _put_upload(ws, upload, name)
+            atomic_write_text(ws.converted_path(name), converted.markdown)
+    except StoreUnavailable as exc:
+        # The store may hold part of the file and cannot be cleaned now: keep the operation marked
+        # unfinished, so the next operation (or forge doctor) removes the remains once the store is back.
+        if replacing:  # the indexed version stays listed; only the new version's remains are unlisted
+            raise
+        entry.status = f"{INTERRUPTED} ({exc})"
+        ws.converted_path(name).unlink(missing_ok=True)
+        manifest.file_summaries = [f for f in manifest.file_summaries if f is not previous] + [entry]
+        ws.save_manifest(manifest)
+        raise
+    except ForgeError as exc:
+        if replacing:
+            message = f"{str(exc).rstrip('.')}; the previous version of {name} stays indexed."
+            log.warning("kept the previous version of %s: %s", name, exc)
+            return IngestResult(name, False, message, previous)
+        log.warning("not indexed %s: %s", name, exc)
+        entry.status = f"not indexed: {exc}"
+        ws.converted_path(name).unlink(missing_ok=True)  # no Markdown without chunks behind it
         _swap_entry(project, manifest, previous, entry)
-        progress("Done", 1, 1)
+        return IngestResult(name, False, str(exc), entry)
+    finally:
+        if replacing:  # new bytes not swapped in (refused, failed, interrupted) leave no trace
+            upload.unlink(missing_ok=True)
+    ws.crash_point("indexed")
+    _swap_entry(project, manifest, previous, entry)
+    progress("Done", 1, 1)
     log.info("indexed %s: %d passages in %d sections", name, entry.chunk_count, entry.parent_count)
     verb = "Replaced" if previous else "Indexed"
     passages = f"{entry.chunk_count} passage{'s' * (entry.chunk_count != 1)}"
     sections = f"{entry.parent_count} section{'s' * (entry.parent_count != 1)}"
-    return IngestResult(name, True, f"{verb} {name}: {passages} in {sections}.", entry)
+    return IngestResult(name, True, f"{verb} {shown}: {passages} in {sections}.", entry)
 
 
 def _stored_name(ws, name: str, data: bytes, named_by_forge: bool) -> str:
@@ -260,7 +290,7 @@ def _stored_name(ws, name: str, data: bytes, named_by_forge: bool) -> str:
 def _refusal(filename: str, name: str, data: bytes) -> str | None:
     """Why an upload is not even kept, or None: a credential (by name, or a private key inside), or a type
     Forge cannot read (its bytes would sit in a folder committed to git for nothing)."""
-    base = "".join(ch for ch in filename.replace("\\", "/").split("/")[-1] if ch.isprintable()).strip() or name
+    base = printable(filename.replace("\\", "/").split("/")[-1]).strip() or name
     if looks_like_credentials(base) or looks_like_credentials(name) or _holds_private_key(data):
         return (f"Forge did not keep {base}: it looks like a credentials file, and a project is shared through "
                 "git, so keys and passwords must stay out of it.")
@@ -289,18 +319,11 @@ def _remove_files(ws, filename: str) -> None:
     ws.converted_path(filename).unlink(missing_ok=True)
 
 
-def _put_upload(ws, staged: Path, name: str, previous: ManifestEntry | None) -> None:
-    """Move a staged upload into place (a no-op for one written in place), and drop the files of the
-    version it replaces when that had a differently cased name (on a case-insensitive disk they are the
-    same file, already replaced)."""
+def _put_upload(ws, staged: Path, name: str) -> None:
+    """Move a staged upload into place (a no-op for one written in place)."""
     target = ws.uploads / name
     if staged != target:
         os.replace(staged, target)
-    if previous is not None and previous.filename != name:
-        for old, new in ((ws.uploads / previous.filename, target),
-                         (ws.converted_path(previous.filename), ws.converted_path(name))):
-            if old.exists() and not (new.exists() and os.path.samefile(old, new)):
-                old.unlink()
 
 
 def convert_upload(project: Project, filename: str, data: bytes) -> Converted:
@@ -321,8 +344,8 @@ def chunk_sizes(settings) -> ChunkSizes:
 
 def _swap_entry(project: Project, manifest, previous: ManifestEntry | None, entry: ManifestEntry) -> None:
     """Record the new entry, then drop the old file's chunks (new ones are already searchable)."""
-    replaced = {entry.filename.casefold()} | ({previous.filename.casefold()} if previous else set())
-    manifest.file_summaries = [f for f in manifest.file_summaries if f.filename.casefold() not in replaced] + [entry]
+    manifest.file_summaries = [f for f in manifest.file_summaries
+                               if f is not previous and f.filename != entry.filename] + [entry]
     project.ws.save_manifest(manifest)
     if previous and previous.file_id != entry.file_id:
         project.store.delete_file(previous.file_id)

@@ -82,6 +82,7 @@ def _quick_recovery(project: Project, marker: dict) -> list[str]:
     ws = project.ws
     for path in ws.leftover_temp_files():
         path.unlink(missing_ok=True)
+    ws.mend_transcript()  # a turn cut off mid-append: said now, not at the next message
     name = _marker_file(marker)
     if name and str(marker.get("operation", "")).startswith("delete "):
         _finish_delete(project, name)

@@ -130,7 +130,7 @@ def undo_last_turn(project: Project, turn_id: str | None = None) -> Turn:
                 raise ForgeError(NOT_THE_ONE)
             turn = _undoable(point, ws.load_state(), ws.load_manifest().org_context)
             with ws.marked_operation(UNDO_LABEL):
-                transcript.append(ws.transcript_path, transcript.retract_line(turn.id))  # the commit point
+                ws.append_lines(transcript.retract_line(turn.id))  # the commit point
                 _finish(project, point)
     log.info("took back turn %d (%s) of %s", turn.number, turn.id, ws.slug)
     return turn
