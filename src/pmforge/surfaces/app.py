@@ -180,13 +180,14 @@ def files_panel(project: Project) -> None:
         with st.container(border=True):
             icon = ":material/check_circle:" if f.indexed else ":material/warning:"
             cols = st.columns([2, 1], vertical_alignment="center")
-            cols[0].markdown(f"{icon} **{f.filename}**")
+            name = citations.literal(f.filename)  # 'poi__x.docx' is a name, not emphasis
+            cols[0].markdown(f"{icon} **{name}**")
             # A worded label rather than a bare icon: screen readers and browser tests can name the button.
-            if cols[1].button("Delete", type="tertiary", key=f"delete-{f.file_id}", help=f"Delete {f.filename}"):
+            if cols[1].button("Delete", type="tertiary", key=f"delete-{f.file_id}", help=f"Delete {name}"):
                 ss.confirm_delete = f.filename
                 st.rerun()
             if ss.get("confirm_delete") == f.filename:
-                st.warning(f"Delete {f.filename}? Its passages leave the search; earlier replies keep their text.")
+                st.warning(f"Delete {name}? Its passages leave the search; earlier replies keep their text.")
                 yes, no = st.columns(2)
                 if yes.button("Yes, delete", key=f"confirm-{f.file_id}", type="primary"):
                     ss.confirm_delete = None
@@ -199,9 +200,10 @@ def files_panel(project: Project) -> None:
                     ss.confirm_delete = None
                     st.rerun()
             detail = f"{f.uploaded_at[:16].replace('T', ' ')} · {counted(f.chunk_count, 'passage')}"
-            st.caption(detail if f.indexed else f"{detail} · {f.status}")
+            st.caption(detail if f.indexed else f"{detail} · {citations.literal(f.status)}")
             if f.summary:
-                st.caption(f.summary[:180] + ("…" if len(f.summary) > 180 else ""))
+                summary = f.summary[:180] + ("…" if len(f.summary) > 180 else "")
+                st.caption(citations.literal_block(summary), unsafe_allow_html=True)  # its tables as tables
 
     ss.setdefault("uploader_round", 0)
     ss.setdefault("ingested", set())
@@ -262,8 +264,8 @@ def developer_toggle() -> None:
 
 
 def source_label(citation: str) -> str:
-    """A source as one plain line: 'plan.md › Scope', without the citation's brackets."""
-    return citation.removeprefix("[").removesuffix("]")
+    """A source as one plain line: 'plan.md › Scope', without the citation's brackets, never read as Markdown."""
+    return citations.literal(citations.label(citation))
 
 
 def sources_list(turn: Turn, passage_of) -> None:
@@ -292,8 +294,9 @@ def source_passage(source, passage_of) -> None:
     if passage is None:
         st.caption("That version of the file has since been replaced or deleted.")
     else:
-        st.caption(f"{source.filename}, characters {source.start:,}–{source.end:,}")
-        reply_body(passage)  # a document's text: shown, never run (no HTML, no images fetched)
+        st.caption(f"{citations.literal(source.filename)}, characters {source.start:,}–{source.end:,}")
+        # A document's text: shown, never run (no HTML, no images fetched); its tables as tables.
+        st.markdown(citations.passage_markdown(passage), unsafe_allow_html=True)
 
 
 def looked_at(turn: Turn) -> None:

@@ -5,6 +5,11 @@ citation that names one of the turn's sources into a small toggle that opens, in
 that section which back the sentence the citation sits in (`excerpt`), with a little context around them.
 It is plain HTML and CSS (`CITATION_CSS`): no rerun, works by click and by keyboard (Tab, then Space).
 
+When the reply quotes a passage (“…”, whole or trimmed with …), every sentence it quotes is marked there.
+A document's tables show as tables: `passage_markdown` for a whole passage, rows in a citation's panel.
+`literal` is how any other text from a document or a user (a file name, a section, a summary) reaches a
+label or caption: as written, never read as Markdown.
+
 The reply comes from a model that may have read hostile documents, and it is rendered with raw HTML allowed:
 every `<` and `&` the reply or a document wrote reaches the page as text (code included), links may only go
 to http, https or mailto, and no image is fetched.
@@ -16,7 +21,7 @@ import re
 import string
 from bisect import bisect_right
 from functools import lru_cache
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 from pydantic import BaseModel
 
@@ -35,6 +40,9 @@ class ExcerptSentence(BaseModel):
     text: str  # as shown: markdown markers and link targets removed, clipped
     marked: bool = False
     new_line: bool = False  # starts a line of its own in the document
+    gap_before: bool = False  # sentences of the passage are left out between the one before and this one
+    cells: list[str] | None = None  # a table row: its cells as shown
+    header: bool = False  # a table's header row
 
 
 class Excerpt(BaseModel):
@@ -45,6 +53,7 @@ class Excerpt(BaseModel):
     cut_after: bool
     matched: bool  # False: no sentence shares a word with the claim, and this is the passage's opening
     score: float = 0.0  # how well the best sentence backs the claim (compares sections cited alike)
+    quoted: int = 0  # sentences marked because the reply quotes them
 
     @property
     def marked(self) -> list[str]:
@@ -101,36 +110,52 @@ def _terms(text: str) -> set[str]:
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)")
 _LINE_MARKERS = re.compile(r"^\s*(?:>\s*)*(?:#{1,6}\s+|[-*+•]\s+|\d{1,3}[.)]\s+)?")
-_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\((?:[^()\n]|\([^()\n]*\))*\)")  # a target may hold (…): javascript:f(1)
 _EMPHASIS = re.compile(r"\*\*|__|`")
 
 
+def _words(text: str) -> str:
+    """Text without markdown's markers or link targets, on one line; what the document escaped (`\\*`) shows
+    as the character itself."""
+    return " ".join(_BACKSLASH_ESCAPE.sub(r"\1", _EMPHASIS.sub("", _LINK.sub(r"\1", text))).split())
+
+
 def _shown(sentence: str, starts_line: bool) -> str:
-    """A sentence as the panel shows it: the words, without markdown's markers or link targets."""
-    text = _LINE_MARKERS.sub("", sentence) if starts_line else sentence
-    text = _EMPHASIS.sub("", _LINK.sub(r"\1", text))
-    text = " ".join(text.split())
+    """A sentence as the panel shows it: the words, clipped."""
+    text = _words(_LINE_MARKERS.sub("", sentence) if starts_line else sentence)
     if len(text) > SHOWN_CHARS:
         text = text[:SHOWN_CHARS].rsplit(" ", 1)[0] + " …"
     return text
 
 
-def _content_spans(passage: str) -> list[tuple[int, int]]:
-    """The passage's sentences worth showing: not headings, table rules or lines of punctuation."""
-    spans = []
+class _Read(NamedTuple):
+    spans: tuple[tuple[int, int], ...]  # sentences worth showing; a table row is one
+    terms: tuple[frozenset[str], ...]
+    rows: dict[int, "_Row"]  # by start: the spans that are table rows
+    row_quotes: tuple[tuple[int, str], ...]  # (span, the row as quoted: see _row_quotes)
+
+
+def _content_spans(passage: str, tables: list["_Table"]) -> list[tuple[int, int]]:
+    """The passage's sentences worth showing: not headings, table rules or lines of punctuation. A table row
+    is one, whatever full stops its cells hold."""
+    blocks = [(t.start, t.end) for t in tables]
+    spans = [(r.start, r.end) for t in tables for r in t.rows if any(ch.isalnum() for ch in r.line)]
     for start, end in sentence_spans(passage):
         line_start = passage.rfind("\n", 0, start) + 1
         if _HEADING.match(passage[line_start:end]) or not any(ch.isalnum() for ch in passage[start:end]):
             continue
-        spans.append((start, end))
-    return spans
+        if not any(a <= start < b for a, b in blocks):
+            spans.append((start, end))
+    return sorted(spans)
 
 
 @lru_cache(maxsize=64)
-def _read(passage: str) -> tuple[tuple[tuple[int, int], ...], tuple[frozenset[str], ...]]:
-    """A passage's sentences and their terms, once per passage however often a reply cites it."""
-    spans = tuple(_content_spans(passage))
-    return spans, tuple(frozenset(_terms(passage[s:e])) for s, e in spans)
+def _read(passage: str) -> _Read:
+    """A passage's sentences, their terms and its table rows, once per passage however often a reply cites it."""
+    tables = _tables(passage)
+    spans = tuple(_content_spans(passage, tables))
+    return _Read(spans, tuple(frozenset(_terms(passage[s:e])) for s, e in spans),
+                 {r.start: r for t in tables for r in t.rows}, _row_quotes(tables, spans))
 
 
 def _best_sentences(terms: tuple[frozenset[str], ...], claim: set[str]) -> tuple[list[int], float]:
@@ -159,24 +184,188 @@ def _best_sentences(terms: tuple[frozenset[str], ...], claim: set[str]) -> tuple
     return sorted(marked), scores[best]
 
 
-def excerpt(passage_text: str, claim: str, context: int = CONTEXT_SENTENCES) -> Excerpt:
+def excerpt(passage_text: str, claim: str, context: int = CONTEXT_SENTENCES, quotes: Sequence[str] = ()) -> Excerpt:
     """The sentences of `passage_text` that back `claim` (the reply's sentence that cites it), marked, with
-    `context` sentences either side. When no sentence shares a word with the claim, the passage's opening."""
-    spans, terms = _read(passage_text)
-    sentences = [passage_text[s:e] for s, e in spans]
-    marked, score = _best_sentences(terms, _terms(claim))
-    if marked:
-        lo, hi = max(0, marked[0] - context), min(len(spans), marked[-1] + context + 1)
-    else:
-        lo, hi = 0, min(len(spans), 1 + context)
-    shown = [
-        ExcerptSentence(text=_shown(sentences[i], not passage_text[:spans[i][0]].rpartition("\n")[2].strip()),
-                        marked=i in marked,
-                        new_line=i > lo and "\n" in passage_text[spans[i - 1][1]:spans[i][0]])
-        for i in range(lo, hi)
-    ]
-    return Excerpt(sentences=shown, cut_before=lo > 0, cut_after=hi < len(spans), matched=bool(marked),
-                   score=score)
+    `context` sentences either side. When the reply quotes the passage (`quotes`, see `quotes_in`), the
+    sentences it quotes, every one of them, are the ones marked. When no sentence shares a word with the claim,
+    the passage's opening."""
+    read = _read(passage_text)
+    spans = read.spans
+    best, score = _best_sentences(read.terms, _terms(claim))
+    quoted = _quoted(passage_text, read, quotes)
+    marked = quoted or best
+    near = {j for i in marked for j in range(max(0, i - context), min(len(spans), i + context + 1))}
+    shown_at = sorted(near) if marked else list(range(min(len(spans), 1 + context)))
+    shown = []
+    for k, i in enumerate(shown_at):
+        start, end = spans[i]
+        row = read.rows.get(start)
+        shown.append(ExcerptSentence(
+            text=_shown(passage_text[start:end], not passage_text[:start].rpartition("\n")[2].strip()),
+            marked=i in marked,
+            new_line=k > 0 and "\n" in passage_text[spans[i - 1][1]:start],
+            gap_before=k > 0 and shown_at[k - 1] != i - 1,
+            cells=[_shown(cell, False) for cell in row.cells] if row else None,
+            header=bool(row and row.header)))
+    return Excerpt(sentences=shown, cut_before=bool(shown_at) and shown_at[0] > 0,
+                   cut_after=bool(shown_at) and shown_at[-1] < len(spans) - 1, matched=bool(marked),
+                   score=score, quoted=len(quoted))
+
+
+# ---------------------------------------------------------------- a document's tables
+
+class _Row(NamedTuple):
+    start: int  # the row's line in the text
+    end: int
+    line: str
+    cells: list[str]  # as written (markdown inside)
+    header: bool
+
+
+class _Table(NamedTuple):
+    start: int
+    end: int
+    rows: list[_Row]  # without the delimiter row, nor a header row with nothing in it (Word's tables)
+
+
+_TEXT_LINE = re.compile(r"^.*$", re.M)
+_DELIMITER_ROW = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+_CELL_BORDER = re.compile(r"(?<!\\)\|")
+
+
+def _is_delimiter(line: str) -> bool:
+    return "|" in line and _DELIMITER_ROW.match(line) is not None
+
+
+def _cells(line: str) -> list[str]:
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [cell.strip() for cell in _CELL_BORDER.split(inner)]
+
+
+def _tables(text: str) -> list[_Table]:
+    """The Markdown tables in `text` (GitHub's: outer pipes optional), not inside fenced code. Rows that
+    start with a pipe count as a table without their header and delimiter rows too: a passage or a clipped
+    summary may begin or end in the middle of one."""
+    fences = [(start, end) for start, end, _ in _fences(text)]
+    lines = [(m.start(), m.end()) for m in _TEXT_LINE.finditer(text)
+             if not any(a <= m.start() < b for a, b in fences)]
+    tables, i = [], 0
+    while i < len(lines):
+        line = text[slice(*lines[i])]
+        piped = line.lstrip().startswith("|")
+        next_line = text[slice(*lines[i + 1])] if i + 1 < len(lines) and lines[i + 1][0] == lines[i][1] + 1 else ""
+        if not (piped or ("|" in line and _is_delimiter(next_line))):
+            i += 1
+            continue
+        block, delimited = [lines[i]], False
+        while i + 1 < len(lines) and lines[i + 1][0] == block[-1][1] + 1:
+            following = text[slice(*lines[i + 1])]
+            delimited = delimited or _is_delimiter(following)
+            if not (following.lstrip().startswith("|") or ("|" in following and (delimited or not piped))):
+                break
+            block.append(lines[i + 1])
+            i += 1
+        i += 1
+        table = _table(text, block)
+        if table:
+            tables.append(table)
+    return tables
+
+
+def _table(text: str, block: list[tuple[int, int]]) -> _Table | None:
+    texts = [text[start:end] for start, end in block]
+    delimiters = [k for k, line in enumerate(texts) if _is_delimiter(line)]
+    closed = any(len(line.strip()) > 1 and line.strip()[0] == "|" == line.strip()[-1] for line in texts)
+    if not delimiters and not closed:
+        return None  # a line that merely starts with a pipe
+    head = delimiters[0] - 1 if delimiters else -1
+    rows = [_Row(start, end, line, _cells(line), k == head) for k, ((start, end), line) in enumerate(zip(block, texts))
+            if k not in delimiters and not (k == head and not line.replace("|", "").strip())]
+    return _Table(block[0][0], block[-1][1], rows)
+
+
+def _table_html(table: _Table) -> str:
+    """A table as one line of Forge's own HTML: every cell's text inert, a header row only when it has one."""
+    width = max((len(row.cells) for row in table.rows), default=0)
+
+    def row_html(row: _Row, tag: str) -> str:
+        cells = row.cells + [""] * (width - len(row.cells))
+        return "<tr>" + "".join(f"<{tag}>{_inert(_words(cell))}</{tag}>" for cell in cells) + "</tr>"
+
+    head = "".join(row_html(row, "th") for row in table.rows if row.header)
+    body = "".join(row_html(row, "td") for row in table.rows if not row.header)
+    return ("<table>" + (f"<thead>{head}</thead>" if head else "") + (f"<tbody>{body}</tbody>" if body else "")
+            + "</table>")
+
+
+# ---------------------------------------------------------------- what the reply quotes
+
+_QUOTE = re.compile(r"“([^”]{1,2000}?)”|\"([^\"\n]{1,2000}?)\"")
+_TRIMMED = re.compile(r"\[?(?:…|\.{3,})\]?")
+_UNMARKED = frozenset(" \t\n\r\f\v\u00a0*_`>#|~\\")  # spacing and markdown's markers: compared without them
+_SAME = {**dict.fromkeys("“”„‟″«»‘’‚‛′'", '"'), **dict.fromkeys("–—‒−", "-")}  # quotes nested either way
+MIN_QUOTED_CHARS = 12  # a shorter piece of a quote ("not now") could be found anywhere
+
+
+def quotes_in(reply: str) -> list[str]:
+    """The pieces of text `reply` quotes (“…” or "…"), a quote trimmed with … giving one piece per part."""
+    found = [m.group(1) or m.group(2) or "" for m in _QUOTE.finditer(reply)]
+    return [piece for quote in found for piece in _TRIMMED.split(quote)
+            if len(piece.split()) >= 2 and len(_compared(piece)[0]) >= MIN_QUOTED_CHARS]
+
+
+def _compare(text: str) -> tuple[str, tuple[int, ...]]:
+    """`text` as quotes are compared with it: link targets, markdown's markers and spacing left out, quote
+    marks and dashes made plain, lower case; with the offset in `text` of each character kept."""
+    dropped: set[int] = set()
+    for m in _LINK.finditer(text):
+        dropped.update(range(m.start(), m.start(1)))
+        dropped.update(range(m.end(1), m.end()))
+    chars, at = [], []
+    for i, ch in enumerate(text):
+        if ch in _UNMARKED or i in dropped:
+            continue
+        for plain in _SAME.get(ch, ch).lower():
+            chars.append(plain)
+            at.append(i)
+    return "".join(chars), tuple(at)
+
+
+_compared = lru_cache(maxsize=256)(_compare)
+
+
+def _row_quotes(tables: list[_Table], spans: Sequence[tuple[int, int]]) -> tuple[tuple[int, str], ...]:
+    """Each table row as Forge's offline answers quote one ("Store: Ohio; Shrink: 9.1"), compared form: the
+    column names from the header row, or from the first row when the header is empty (Word's tables)."""
+    index = {start: i for i, (start, _) in enumerate(spans)}
+    found = []
+    for table in tables:
+        names = table.rows[0].cells if table.rows else []
+        for row in table.rows[1:]:
+            pairs = [f"{names[i] if i < len(names) and names[i] else f'column {i + 1}'}: {cell}"
+                     for i, cell in enumerate(row.cells) if cell]
+            if pairs and row.start in index:
+                found.append((index[row.start], _compare("; ".join(pairs))[0]))
+    return tuple(found)
+
+
+def _quoted(passage: str, read: _Read, quotes: Sequence[str]) -> list[int]:
+    """The indices of the passage's sentences (`read.spans`) that any of `quotes` comes from."""
+    if not quotes:
+        return []
+    text, at = _compared(passage)
+    found: set[int] = set()
+    for quote in quotes:
+        piece = _compared(quote)[0]
+        k = text.find(piece)
+        while k >= 0:
+            start, end = at[k], at[k + len(piece) - 1] + 1
+            found.update(i for i, (s, e) in enumerate(read.spans) if s < end and start < e)
+            k = text.find(piece, k + 1)
+        found.update(i for i, row in read.row_quotes if piece in row)
+    return sorted(found)
 
 
 # ---------------------------------------------------------------- safe text for raw HTML
@@ -262,19 +451,27 @@ def _code_span_html(content: str) -> str:
     return "<code>" + _inert(content, keep_lines=True) + "</code>"
 
 
+def _fences(text: str) -> list[tuple[int, int, re.Match]]:
+    """(start, end, opening line) of each fenced block; an unclosed one runs to the end."""
+    found: list[tuple[int, int, re.Match]] = []
+    for opener in _FENCE.finditer(text):
+        if (found and opener.start() < found[-1][1]) or (opener.group(2)[0] == "`" and "`" in opener.group(3)):
+            continue
+        found.append((opener.start(), _fence_end(text, opener)[1], opener))
+    return found
+
+
 def _segments(reply: str) -> list[tuple[str, int, int, str]]:
     """The reply cut into ("prose", start, end, text) and ("html", start, end, html) pieces: fenced blocks
     and code spans become HTML whose every character is escaped, so a misjudged boundary costs looks, never
     safety."""
     pieces: list[tuple[str, int, int, str]] = []
     pos = 0
-    for opener in _FENCE.finditer(reply):
-        if opener.start() < pos or (opener.group(2)[0] == "`" and "`" in opener.group(3)):
-            continue
-        content_end, block_end = _fence_end(reply, opener)
-        pieces += _code_spans(reply, pos, opener.start())
+    for start, block_end, opener in _fences(reply):
+        content_end = _fence_end(reply, opener)[0]
+        pieces += _code_spans(reply, pos, start)
         content = reply[opener.end() + 1:content_end] if content_end > opener.end() else ""
-        pieces.append(("html", opener.start(), block_end, _fence_html(opener, content)))
+        pieces.append(("html", start, block_end, _fence_html(opener, content)))
         pos = block_end
     return pieces + _code_spans(reply, pos, len(reply))
 
@@ -354,16 +551,42 @@ def _segment_end(segments: list[tuple[str, int, int, str]], position: int) -> in
     return next(end for _, start, end, _ in segments if start <= position < end)
 
 
-def _label(citation: str) -> str:
+def label(citation: str) -> str:
+    """A citation as one plain line: 'plan.md › Scope', without its brackets."""
     return citation.removeprefix("[").removesuffix("]")
 
 
+def _rows_html(rows: list[ExcerptSentence]) -> str:
+    """Table rows of an excerpt: inline elements laid out as a table (a <table> would end the reply's
+    paragraph the citation sits in)."""
+    width = max(len(row.cells or []) for row in rows)
+    out = []
+    for row in rows:
+        cells = (row.cells or []) + [""] * (width - len(row.cells or []))
+        role = "columnheader" if row.header else "cell"
+        out.append(f'<span class="forge-cite-row{" forge-cite-head" if row.header else ""}" role="row">' + "".join(
+            f'<span class="forge-cite-cell" role="{role}">'
+            + (f"<mark>{_inert(cell)}</mark>" if row.marked and cell else _inert(cell)) + "</span>"
+            for cell in cells) + "</span>")
+    return '<span class="forge-cite-table" role="table">' + "".join(out) + "</span>"
+
+
 def _excerpt_html(found: Excerpt) -> str:
+    runs: list[list[ExcerptSentence]] = []  # a sentence, or table rows shown one after the other
+    for sentence in found.sentences:
+        if runs and sentence.cells is not None and runs[-1][0].cells is not None and not sentence.gap_before:
+            runs[-1].append(sentence)
+        else:
+            runs.append([sentence])
     parts = []
-    for i, sentence in enumerate(found.sentences):
-        text = _inert(sentence.text)
-        gap = "<br>" if sentence.new_line else (" " if i else "")
-        parts.append(gap + (f"<mark>{text}</mark>" if sentence.marked else text))
+    for i, run in enumerate(runs):
+        first, table = run[0], run[0].cells is not None
+        # A table lays out as a block of its own: no space or break beside it.
+        gap = "" if not i or table or runs[i - 1][0].cells is not None else "<br>" if first.new_line else " "
+        if first.gap_before:
+            gap += "…" if table else "… "
+        text = _inert(first.text)
+        parts.append(gap + (_rows_html(run) if table else f"<mark>{text}</mark>" if first.marked else text))
     body = ("… " if found.cut_before else "") + "".join(parts) + (" …" if found.cut_after else "")
     note = "" if found.matched else f'<span class="forge-cite-note">{_inert(NOT_MATCHED)}</span>'
     return note + f'<span class="forge-cite-text">{body}</span>'
@@ -394,21 +617,22 @@ def _which(m: re.Match[str]) -> int:
 def linked_reply(reply_markdown: str, sources: list, passage_of: Callable[[object], str | None]) -> str:
     """`reply_markdown` as markdown for `st.markdown(..., unsafe_allow_html=True)`: every citation naming one
     of `sources` (`SourceRef`s) opens its passage (`passage_of(source)`, None when that file version is gone)
-    with the sentences behind the claim marked. Other bracket text stays as written. Nothing the reply or a
-    passage contains can add HTML: see the module's docstring."""
+    with the sentences behind the claim marked (every sentence the reply quotes from it). Other bracket text
+    stays as written. Nothing the reply or a passage contains can add HTML: see the module's docstring."""
     by_citation: dict[str, list] = {}
     for source in sources:
         by_citation.setdefault(source.citation, []).append(source)
-    segments = _segments(reply_markdown)
     if not by_citation:
-        return _safe_links("".join(_prose(text) if kind == "prose" else text for kind, _, _, text in segments))
+        return _safe_links(_markdown(reply_markdown))
 
+    segments = _segments(reply_markdown)
     citations = sorted(by_citation, key=len, reverse=True)
     pattern = re.compile("|".join(f"(?P<c{i}>{_citation_pattern(c)})" for i, c in enumerate(citations)))
     found = [(m.start(), m.end(), citations[_which(m)])
              for kind, start, end, _ in segments if kind == "prose"
              for m in pattern.finditer(reply_markdown, start, end)]
     cites = [(s, e) for s, e, _ in found]
+    quoted = quotes_in(reply_markdown)
     passages: dict[tuple, str | None] = {}
 
     def passage(source) -> str | None:
@@ -424,12 +648,12 @@ def linked_reply(reply_markdown: str, sources: list, passage_of: Callable[[objec
         trailing = punctuation.group() if punctuation else ""  # it matches the empty string: never None
         ends[start] = end + len(trailing)
         texts = [(s, passage(s)) for s in by_citation[citation]]
-        candidates = [(s, excerpt(text, claim)) for s, text in texts if text is not None]
+        candidates = [(s, excerpt(text, claim, quotes=quoted)) for s, text in texts if text is not None]
         if candidates:
-            source, best = max(candidates, key=lambda c: (c[1].matched, c[1].score))
-            linked[start] = _citation_html(_label(source.citation), best, trailing)
+            source, best = max(candidates, key=lambda c: (c[1].quoted, c[1].matched, c[1].score))
+            linked[start] = _citation_html(label(source.citation), best, trailing)
         else:
-            linked[start] = _citation_html(_label(citation), None, trailing)
+            linked[start] = _citation_html(label(citation), None, trailing)
 
     out = []
     for kind, start, end, text in segments:
@@ -442,6 +666,48 @@ def linked_reply(reply_markdown: str, sources: list, passage_of: Callable[[objec
             pos = ends[cite]
         out.append(_prose(reply_markdown[pos:end]))
     return _safe_links("".join(out))
+
+
+def _markdown(text: str) -> str:
+    """Text whose markdown should work, made safe for raw HTML (links still to be made safe)."""
+    return "".join(_prose(piece) if kind == "prose" else piece for kind, _, _, piece in _segments(text))
+
+
+def _with_tables(text: str, rest: Callable[[str], str]) -> str:
+    """`text` with its tables as Forge's own HTML blocks and the text between them through `rest`."""
+    out, pos = [], 0
+    for table in _tables(text):
+        out += [rest(text[pos:table.start]), "\n\n" + _table_html(table) + "\n\n"]
+        pos = table.end
+    out.append(rest(text[pos:]))
+    return "".join(out)
+
+
+def passage_markdown(passage: str) -> str:
+    """A document's passage for `st.markdown(..., unsafe_allow_html=True)`: its markdown works (headings,
+    lists, emphasis, links to http, https or mailto), its tables are tables, and nothing it holds adds HTML
+    or fetches an image (see the module's docstring)."""
+    return _safe_links(_with_tables(passage, _markdown))
+
+
+# Anything that may start markdown, HTML, an entity, maths or a Streamlit directive or icon (`:material/…:`).
+# A bare http address or e-mail still becomes a link: GitHub's autolinks are found in the text after escapes.
+_MARKUP = re.compile(r"[\\`*_\[\]<>!|~:$&#/]")
+_LINE_START = re.compile(r"^(?:([-+=])|(\d+)([.)]))")  # a list item or a rule
+
+
+def literal(text: str) -> str:
+    """Text from a document or a user (a file name, a section, a summary) as markdown that shows it exactly
+    as written, on one line: for a label, a caption or a bold name. No emphasis, link, image, HTML tag or
+    entity, maths, Streamlit directive (`:red[…]`, `:material/…:`) or emoji shortcode starts from it.
+    Safe with unsafe_allow_html=True too."""
+    escaped = _MARKUP.sub(lambda m: "\\" + m.group(), " ".join(text.split()))
+    return _LINE_START.sub(lambda m: "\\" + m.group(1) if m.group(1) else m.group(2) + "\\" + m.group(3), escaped)
+
+
+def literal_block(text: str) -> str:
+    """`literal`, except that the text's tables show as tables: for a caption with unsafe_allow_html=True."""
+    return _with_tables(text, literal)
 
 
 # ---------------------------------------------------------------- style
@@ -475,4 +741,9 @@ CITATION_CSS = """
   color: inherit; padding: 0 0.1em; border-radius: 0.2em;
   background: color-mix(in srgb, #f4c430 45%, transparent);
 }
+.forge-cite-table { display: table; border-collapse: collapse; margin: 0.3em 0; }
+.forge-cite-row { display: table-row; }
+.forge-cite-cell { display: table-cell; padding: 0.15em 0.6em; vertical-align: top;
+  border: 1px solid color-mix(in srgb, currentColor 20%, transparent); }
+.forge-cite-head .forge-cite-cell { font-weight: 600; }
 """
