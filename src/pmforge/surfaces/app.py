@@ -172,8 +172,8 @@ def files_panel(project: Project) -> None:
     show_notices()
     manifest = project.manifest()
     preparing = jobs_of(project).preparing()
-    for f in preparing:  # listed here too, with the main area's progress: the sidebar never says "No files"
-        st.text(f"⏳ {f.name} — {file_progress(f)[1].split(': ', 1)[1]}…")  # st.text: a name is never Markdown
+    for waiting in preparing:  # listed here too, with the main area's progress: the sidebar never says "No files"
+        st.text(f"⏳ {waiting.name} — {file_progress(waiting)[1].split(': ', 1)[1]}…")  # st.text: a name is never Markdown
     if not manifest.file_summaries and not preparing:
         st.caption("No files yet. Upload the DOCX or Markdown behind your product question.")
     for f in manifest.file_summaries:
