@@ -89,6 +89,10 @@ class Settings(BaseSettings):
     openai_embed_batch_size: int = 64  # texts per embedding call
     openai_timeout_s: float = 120.0  # a local server may first have to load the model
     openai_max_retries: int = 4  # 408/409/429/5xx, timeouts and dropped connections, with backoff
+    # Routing waits this long in all, with no retry: a slower model is answered by the rule router instead.
+    openai_route_timeout_s: float = 30.0
+    # The longest one call (retries and a slow stream included) may take before the turn fails in one sentence.
+    openai_deadline_s: float = 300.0
     voyage_model: str = "voyage-3.5-lite"
     voyage_dimensions: int = 512
     voyage_batch_size: int = 128  # texts per embedding call

@@ -14,7 +14,7 @@ import openai
 from pmforge.core.errors import ForgeError
 from pmforge.core.settings import Settings
 from pmforge.embed.base import Embedder
-from pmforge.llm.openai_llm import make_client
+from pmforge.llm.openai_llm import make_client, server_words
 
 PROBE_TEXT = "Forge dimension probe"
 
@@ -67,6 +67,11 @@ class OpenAIEmbedder(Embedder):
 
 
 def _plain(exc: Exception, model: str, base_url: str) -> ForgeError:
+    words = server_words(exc).lower() if isinstance(exc, openai.APIStatusError) else ""
+    if "--embeddings" in words or "does not support embeddings" in words or "pooling" in words:
+        # llama.cpp's server started without embeddings, or with a pooling type the OpenAI API cannot serve
+        return ForgeError(f"The model server at {base_url} does not serve embeddings as started; restart llama.cpp's "
+                          "server with --embeddings --pooling mean (or set FORGE_EMBEDDINGS=local).")
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
         return ForgeError("The embedding server rejected the API key; check OPENAI_API_KEY.")
     if isinstance(exc, openai.NotFoundError):

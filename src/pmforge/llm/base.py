@@ -85,6 +85,9 @@ class ChatResponse(BaseModel):
     tool_uses: list[ToolUse] = Field(default_factory=list)
     stop_reason: str = "end_turn"
     usage: Usage = Field(default_factory=Usage)
+    # The model that answered, when it is not the one the request names (an OpenAI-compatible server serves
+    # its own models, whatever Claude model the request was written for): the meter prices this one.
+    model: str = ""
 
     def assistant_content(self) -> list[dict]:
         """The response as an assistant message's content blocks (to continue a tool loop)."""

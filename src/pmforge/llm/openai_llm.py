@@ -7,22 +7,34 @@ out and the answers on the way back, so the turn code stays provider-agnostic:
 - tool schemas become `function` tools with the same JSON schema (generated once, from the tool models);
 - `tool_use` blocks become an assistant message's `tool_calls`, `tool_result` blocks become `tool` messages;
 - the system blocks become one system message, without Anthropic's prompt-caching markers;
-- Phase A's forced tool call becomes a `tool_choice` naming the function; a server that ignores it and
-  answers with the JSON in its text is read too, and the router validates either with `RoutingDecision`.
+- Phase A's forced tool call becomes `tool_choice: "required"` when it is the only tool offered (llama.cpp
+  accepts only the strings "auto", "none" and "required", and treats the object form as "auto"), else the
+  object naming the function (and "required" for good once a server refuses the object); a server that
+  ignores it and answers with the JSON in its text is read too, and the router validates either with
+  `RoutingDecision`.
 
 Tool-call arguments arrive as a JSON string: one that does not parse is handed on as that string, so the
 tool's validation refuses it and the model reads why in the tool result (the loop goes on).
 
 The client retries 408/409/429/5xx, timeouts and dropped connections with exponential backoff and honours
-`retry-after`; when retries run out the caller gets one plain sentence (`ForgeError`), so the turn fails
-cleanly with state unchanged.
+`retry-after` (not an error that names its cause, such as a server started without `--jinja`); when retries
+run out the caller gets one plain sentence (`ForgeError`), so the turn fails cleanly with state unchanged.
+Routing has its own short timeout and no retries: the rule router answers when the model does not.
+
+Bounded against any server: every call has an overall deadline (not only a timeout per read, which a stream
+of one word every few seconds never meets), an answer is read up to a size cap, and a body or a stream line
+that is not JSON, or an answer with nothing in it, is one sentence too.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Iterator, Sequence
+import queue
+import re
+import threading
+import time
+from typing import Any, Callable, Iterator, Sequence
 
 import httpx
 import openai
@@ -55,6 +67,27 @@ _JSON_FALLBACK = ("If you cannot call the `{name}` function, answer with only it
                   "and nothing else.")
 
 
+# Server errors that name a cause no retry can fix (llama.cpp's words): answered at once, not after backoff.
+_NOT_RETRIED = ("--jinja", "does not support embeddings", "exceed_context_size", "exceeds the available context")
+
+
+class ForgeOpenAI(openai.OpenAI):
+    """The `openai` client, except that an error whose body names a cause retrying cannot fix is not retried."""
+
+    @property
+    def user_agent(self) -> str:  # the client's own: some servers and proxies tell clients apart by it
+        return f"OpenAI/Python {self._version}"
+
+    def _should_retry(self, response) -> bool:
+        try:
+            body = response.read()[:4000].decode("utf-8", "replace")
+        except Exception:  # a body that cannot be read: the client's own rule decides
+            body = ""
+        if any(words in body for words in _NOT_RETRIED):
+            return False
+        return super()._should_retry(response)
+
+
 def make_client(settings: Settings, chosen_by: str = "FORGE_LLM=openai") -> openai.OpenAI:
     """The client every OpenAI-compatible call goes through (chat and embeddings share one endpoint).
     `chosen_by`: the setting that asked for it, named when the endpoint is missing."""
@@ -62,8 +95,8 @@ def make_client(settings: Settings, chosen_by: str = "FORGE_LLM=openai") -> open
         raise ForgeError(f"{chosen_by} needs OPENAI_BASE_URL (for Ollama: http://localhost:11434/v1) "
                          "or OPENAI_API_KEY to be set.")
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else PLACEHOLDER_KEY
-    return openai.OpenAI(api_key=key, base_url=settings.openai_base_url, timeout=settings.openai_timeout_s,
-                         max_retries=settings.openai_max_retries)
+    return ForgeOpenAI(api_key=key, base_url=settings.openai_base_url, timeout=settings.openai_timeout_s,
+                       max_retries=settings.openai_max_retries)
 
 
 def purpose_models(settings: Settings) -> dict[Purpose, str]:
@@ -78,12 +111,16 @@ class OpenAILLM(LLM):
     name = "openai"
     online = True
 
-    def __init__(self, client: openai.OpenAI, models: dict[Purpose, str]):
+    def __init__(self, client: openai.OpenAI, models: dict[Purpose, str], route_timeout_s: float = 30.0,
+                 deadline_s: float = 300.0):
         self.client, self.models = client, models
+        self.route_timeout_s, self.deadline_s = route_timeout_s, deadline_s
+        self.named_choice = True  # False once the server refused tool_choice naming a function
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "OpenAILLM":
-        return cls(make_client(settings), purpose_models(settings))
+        return cls(make_client(settings), purpose_models(settings), route_timeout_s=settings.openai_route_timeout_s,
+                   deadline_s=settings.openai_deadline_s)
 
     @property
     def description(self) -> str:
@@ -92,51 +129,221 @@ class OpenAILLM(LLM):
         return f"{models} at {self.client.base_url}"
 
     def wire(self, request: ChatRequest, stream: bool = False) -> dict:
-        return chat_arguments(request, self.models[request.purpose], stream)
+        return chat_arguments(request, self.models[request.purpose], stream, self.named_choice)
+
+    def _client_for(self, request: ChatRequest) -> tuple[openai.OpenAI, float]:
+        """The client for this request and its overall deadline in seconds. Routing waits briefly and is
+        never retried: when the model is slow or down, the rule router answers instead."""
+        if request.purpose == "route":
+            return self.client.with_options(timeout=self.route_timeout_s, max_retries=0), self.route_timeout_s
+        return self.client, self.deadline_s
+
+    def _failure(self, exc: BaseException, model: str) -> ForgeError:
+        if isinstance(exc, ForgeError):
+            return exc
+        if isinstance(exc, (openai.APIError, httpx.HTTPError)):
+            return plain_error(exc, model, str(self.client.base_url))
+        # The SDK could not read what the server sent (a line or a body that is not JSON, or JSON of the wrong shape).
+        log.warning("The model server (%s) sent an unreadable answer: %r", self.client.base_url, exc)
+        return ForgeError(f"The model server sent an answer Forge could not read (not valid JSON); "
+                          f"{KEPT}.")
+
+    def _with_choice_fallback(self, request: ChatRequest, call: Callable[[dict], Any], stream: bool) -> Any:
+        """`call(args)`; when the server refuses a tool_choice naming a function, once more with "required"
+        (and from then on)."""
+        args = self.wire(request, stream)
+        try:
+            return call(args)
+        except openai.BadRequestError as exc:
+            if not (isinstance(args.get("tool_choice"), dict) and "tool_choice" in str(exc)):
+                raise
+            log.warning("The model server refused tool_choice naming a function; Forge sends \"required\" instead.")
+            self.named_choice = False
+            return call(self.wire(request, stream))
 
     def complete(self, request: ChatRequest) -> ChatResponse:
-        args = self.wire(request)
+        client, deadline = self._client_for(request)
+        model = self.models[request.purpose]
+        cap = body_cap(request)
+
+        def read(call: _Call) -> Iterator[bytes]:
+            def attempt(args: dict) -> Any:
+                return client.chat.completions.with_streaming_response.create(**args).__enter__()
+
+            raw = self._with_choice_fallback(request, attempt, stream=False)
+            call.closer = raw.close
+            size = 0
+            for piece in raw.iter_bytes():
+                size += len(piece)
+                if size > cap:
+                    raise ForgeError(f"The model server sent an answer longer than Forge reads ({cap // 1000:,} kB "
+                                     f"for at most {request.max_tokens:,} tokens); {KEPT}.")
+                yield piece
+
         try:
-            completion = self.client.chat.completions.create(**args)
-        except (openai.APIError, httpx.HTTPError) as exc:
-            raise plain_error(exc, args["model"], str(self.client.base_url)) from None
-        choice = completion.choices[0] if completion.choices else None
-        message = choice.message if choice else None
-        calls = [(c.id, c.function.name, c.function.arguments) for c in (message.tool_calls or [])
-                 if getattr(c, "function", None)] if message else []
-        return assemble_response(request, (message.content or "") if message else "", calls,
-                                 choice.finish_reason if choice else None, completion.usage)
+            body = b"".join(bounded(read, deadline, model))
+        except Exception as exc:
+            raise self._failure(exc, model) from None
+        try:
+            data = json.loads(body)
+        except ValueError:
+            raise self._failure(ValueError(body[:200]), model) from None
+        if not isinstance(data, dict):
+            raise self._failure(TypeError(f"a JSON {type(data).__name__}"), model)
+        if isinstance(data.get("error"), dict):  # an error sent with status 200
+            words = str(data["error"].get("message", ""))
+            raise ForgeError(sentence_for_server_words(words, model, str(self.client.base_url))
+                             or f"The model server answered with an error ({one_clause(words)}); {KEPT}.")
+        choices = data.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+        message = choice.get("message") if choice else None
+        if not isinstance(message, dict):
+            raise ForgeError(f"The model server sent an empty answer (no message in it); {KEPT}.")
+        calls: list[tuple[str | None, str, str]] = []
+        for c in message.get("tool_calls") or []:
+            function = c.get("function") if isinstance(c, dict) else None
+            if isinstance(function, dict) and function.get("name"):
+                arguments = function.get("arguments")
+                calls.append((c.get("id"), str(function["name"]),
+                              arguments if isinstance(arguments, str) else json.dumps(arguments or {})))
+        content = message.get("content")
+        response = assemble_response(request, content if isinstance(content, str) else "", calls,
+                                     choice.get("finish_reason") if choice else None, data.get("usage"))
+        response.model = model
+        return response
 
     def stream(self, request: ChatRequest) -> ResponseStream:
-        args = self.wire(request, stream=True)
+        client, deadline = self._client_for(request)
+        model = self.models[request.purpose]
+        cap = reply_cap(request)
+
+        def read(call: _Call) -> Iterator[Any]:
+            stream = self._with_choice_fallback(
+                request, lambda args: client.chat.completions.create(**args), stream=True)
+            call.closer = stream.close
+            yield from stream
 
         def chunks() -> Iterator[str | ChatResponse]:
             text: list[str] = []
+            size = 0
             calls = ToolCallDeltas()
             finish, usage = None, None
+            pump = bounded(read, deadline, model)
             try:
-                for chunk in self.client.chat.completions.create(**args):
-                    usage = chunk.usage or usage
-                    for choice in chunk.choices or []:
+                for chunk in pump:
+                    usage = getattr(chunk, "usage", None) or usage
+                    for choice in getattr(chunk, "choices", None) or []:
                         delta = choice.delta
                         if delta is not None and delta.content:
-                            text.append(delta.content)
-                            yield delta.content
-                        for call in (delta.tool_calls if delta is not None else None) or []:
-                            calls.add(call)
+                            piece = delta.content[:max(cap - size, 0)]
+                            size += len(delta.content)
+                            if piece:
+                                text.append(piece)
+                                yield piece
+                        for tool_call in (delta.tool_calls if delta is not None else None) or []:
+                            size += len(getattr(getattr(tool_call, "function", None), "arguments", None) or "")
+                            calls.add(tool_call)
                         finish = choice.finish_reason or finish
-            except (openai.APIError, httpx.HTTPError) as exc:
-                raise plain_error(exc, args["model"], str(self.client.base_url)) from None
-            yield assemble_response(request, "".join(text), calls.complete(), finish, usage)
+                    if size > cap:  # a server that ignores max_tokens: the reply ends here, cut short
+                        log.warning("The model server's reply passed %d characters; Forge stopped reading", cap)
+                        pump.close()
+                        calls, finish = ToolCallDeltas(), "length"
+                        break
+            except Exception as exc:
+                raise self._failure(exc, model) from None
+            response = assemble_response(request, "".join(text), calls.complete(), finish, usage)
+            response.model = model
+            yield response
 
         return ResponseStream(chunks())
+
+
+# --------------------------------------------------------------------------- bounds
+
+
+KEPT = "your message is kept"
+
+
+def reply_cap(request: ChatRequest) -> int:
+    """Characters of a streamed reply Forge reads: far more than `max_tokens` can hold, far less than a
+    runaway server can send."""
+    return max(16_000, request.max_tokens * 16)
+
+
+def body_cap(request: ChatRequest) -> int:
+    """Bytes of a whole (not streamed) answer Forge reads."""
+    return max(256_000, request.max_tokens * 64)
+
+
+class _Call:
+    """One call running on its own thread: `closer` (set once the server answers) ends it from outside."""
+
+    def __init__(self) -> None:
+        self.closer: Callable[[], Any] | None = None
+        self.cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+        closer = self.closer
+        if closer is not None:
+            try:
+                closer()
+            except Exception:  # already closed, or closing from this thread races the reader: it ends anyway
+                pass
+
+
+class bounded:
+    """Iterate `read(call)` (run on a thread of its own) for at most `seconds` in all: however the server
+    behaves — silent, trickling one word every few seconds, retried by the client — the caller gets the
+    items, the error `read` raised, or a ForgeError at the deadline. Closing early ends the call."""
+
+    def __init__(self, read: Callable[[_Call], Iterator[Any]], seconds: float, model: str):
+        self.call, self.seconds, self.model = _Call(), seconds, model
+        self._items: queue.Queue = queue.Queue()
+        self._end = time.monotonic() + seconds
+        threading.Thread(target=self._run, args=(read,), daemon=True, name="forge-model-call").start()
+
+    def _run(self, read: Callable[[_Call], Iterator[Any]]) -> None:
+        try:
+            for item in read(self.call):
+                if self.call.cancelled.is_set():
+                    return
+                self._items.put(("item", item))
+            self._items.put(("end", None))
+        except BaseException as exc:  # handed to the caller, who says it in one sentence
+            self._items.put(("error", exc))
+        finally:
+            if self.call.cancelled.is_set() and self.call.closer is not None:
+                self.call.cancel()
+
+    def __iter__(self) -> Iterator[Any]:
+        try:
+            while True:
+                remaining = self._end - time.monotonic()
+                try:
+                    kind, value = self._items.get(timeout=max(remaining, 0.0))
+                except queue.Empty:
+                    raise ForgeError(
+                        f"The model server did not finish its answer within {self.seconds:g} s (the model '{self.model}' "
+                        f"may be too slow for this machine, or the server stalled); {KEPT}.") from None
+                if kind == "end":
+                    return
+                if kind == "error":
+                    raise value
+                yield value
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.call.cancel()
 
 
 # --------------------------------------------------------------------------- requests
 
 
-def chat_arguments(request: ChatRequest, model: str, stream: bool = False) -> dict:
-    """The Chat Completions arguments for a Forge request."""
+def chat_arguments(request: ChatRequest, model: str, stream: bool = False, named_choice: bool = True) -> dict:
+    """The Chat Completions arguments for a Forge request. `named_choice` False: the server refuses a
+    tool_choice naming a function, so a forced call is sent as "required"."""
     forced = forced_tool(request.tool_choice)
     system = list(request.system)
     if forced:
@@ -146,7 +353,7 @@ def chat_arguments(request: ChatRequest, model: str, stream: bool = False) -> di
     if request.tools:
         args["tools"] = chat_tools(request.tools)
         if request.tool_choice:
-            args["tool_choice"] = chat_tool_choice(request.tool_choice)
+            args["tool_choice"] = chat_tool_choice(request.tool_choice, len(request.tools), named_choice)
     if stream:
         args["stream"] = True
         args["stream_options"] = {"include_usage": True}  # the usage comes in a last chunk
@@ -163,8 +370,12 @@ def forced_tool(choice: dict | None) -> str | None:
     return choice.get("name") if choice and choice.get("type") == "tool" else None
 
 
-def chat_tool_choice(choice: dict) -> str | dict:
+def chat_tool_choice(choice: dict, tools: int = 1, named_choice: bool = True) -> str | dict:
+    """OpenAI's form of a tool choice. Forcing the only tool offered is "required": the one form every
+    compatible server honours (llama.cpp takes only "auto", "none" and "required", and reads an object as "auto")."""
     if forced_tool(choice):
+        if tools == 1 or not named_choice:
+            return "required"
         return {"type": "function", "function": {"name": choice["name"]}}
     return {"any": "required", "none": "none"}.get(choice.get("type", ""), "auto")
 
@@ -277,40 +488,98 @@ def assemble_response(request: ChatRequest, text: str, calls: Sequence[tuple[str
 
 
 def usage_of(usage) -> Usage:
-    """OpenAI counts cached prompt tokens inside `prompt_tokens`; Forge's usage keeps them apart, as Anthropic does."""
+    """OpenAI counts cached prompt tokens inside `prompt_tokens`; Forge's usage keeps them apart, as Anthropic does.
+    `usage` is the SDK's object or the JSON object itself; counts that are not whole numbers read as 0."""
     if usage is None:
         return Usage()
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
-    prompt = usage.prompt_tokens or 0
-    return Usage(input_tokens=max(prompt - cached, 0), output_tokens=usage.completion_tokens or 0,
-                 cache_read_input_tokens=cached)
+
+    def field(obj, name: str) -> Any:
+        return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+    def count(value) -> int:
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+    details = field(usage, "prompt_tokens_details")
+    cached = count(field(details, "cached_tokens")) if details is not None else 0
+    prompt = count(field(usage, "prompt_tokens"))
+    return Usage(input_tokens=max(prompt - cached, 0), output_tokens=count(field(usage, "completion_tokens")),
+                 cache_read_input_tokens=min(cached, prompt))
 
 
 # --------------------------------------------------------------------------- failures
 
 
+def server_words(exc: Exception) -> str:
+    """The server's own error message, when it sent one."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else inner
+        if message:
+            return str(message)
+    return str(getattr(exc, "message", "") or exc)
+
+
+_CONTEXT = re.compile(r"request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)")
+
+
+def sentence_for_server_words(words: str, model: str, base_url: str) -> str:
+    """One sentence for a cause the server names in its error message ("" when it names none Forge knows).
+    Each says what to change: none of these goes away by sending the message again."""
+    lowered = words.lower()
+    context = _CONTEXT.search(words)
+    if context or "exceed_context_size" in lowered or ("context" in lowered and ("exceed" in lowered
+                                                                                  or "too long" in lowered)):
+        size = f"{int(context.group(2)):,} tokens" if context else "the server's window"
+        need = f" for a prompt of {int(context.group(1)):,} tokens" if context else ""
+        return (f"The model's context window ({size}) is too small for Forge's prompt{need}; start the server "
+                "with a window of at least 16k tokens (llama.cpp: -c 16384; Ollama: OLLAMA_CONTEXT_LENGTH=16384), "
+                f"then send your message again ({KEPT}).")
+    if "--jinja" in words or "jinja" in lowered:
+        return (f"The model server at {base_url} cannot read tool definitions as started; restart llama.cpp's "
+                f"server with --jinja (Forge's replies need tools), then send your message again ({KEPT}).")
+    if "does not support tools" in lowered or ("tool" in lowered and "support" in lowered):
+        return (f"The model '{model}' cannot call tools, which Forge needs (choose one that can in "
+                f"FORGE_OPENAI_MODEL, such as qwen2.5 or llama3.1); {KEPT}.")
+    if ("model" in lowered and ("not found" in lowered or "does not exist" in lowered or "unknown" in lowered)):
+        return (f"The model server at {base_url} does not serve the model '{model}' (check FORGE_OPENAI_MODEL and "
+                f"the other FORGE_OPENAI_* model settings, or for Ollama run: ollama pull {model}); {KEPT}.")
+    return ""
+
+
 def plain_error(exc: Exception, model: str, base_url: str, what: str = "The model server") -> ForgeError:
-    """One sentence for the PM, naming what to check; the server's own words go to the log."""
+    """One sentence for the PM, naming the cause and what to change; "try again" only where a retry can help.
+    The server's own words go to the log."""
     log.warning("%s (%s) failed: %s", what, base_url, exc)
-    kept = "your message is kept"
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-        return ForgeError(f"{what} rejected the API key (check OPENAI_API_KEY); {kept}.")
+        return ForgeError(f"{what} rejected the API key (check OPENAI_API_KEY); {KEPT}.")
     if isinstance(exc, openai.RateLimitError):
-        return ForgeError(f"{what} is rate-limiting Forge right now; {kept}, try again in a minute.")
+        return ForgeError(f"{what} is rate-limiting Forge right now; {KEPT}, try again in a minute.")
     if isinstance(exc, openai.NotFoundError):
-        return ForgeError(f"{what} does not serve the model '{model}' (check the FORGE_OPENAI_* model settings "
-                          f"and OPENAI_BASE_URL, or for Ollama run: ollama pull {model}); {kept}.")
-    if isinstance(exc, openai.BadRequestError) and "tool" in str(exc).lower() and "support" in str(exc).lower():
-        return ForgeError(f"The model '{model}' cannot call tools, which Forge needs (choose one that can in "
-                          f"FORGE_OPENAI_MODEL, such as qwen2.5 or llama3.1); {kept}.")
+        return ForgeError(f"{what} at {base_url} does not serve the model '{model}' (check FORGE_OPENAI_MODEL and "
+                          f"the other FORGE_OPENAI_* model settings, and OPENAI_BASE_URL, or for Ollama run: "
+                          f"ollama pull {model}); {KEPT}.")
+    if isinstance(exc, openai.APIError) and not isinstance(exc, openai.APIConnectionError):
+        named = sentence_for_server_words(server_words(exc), model, base_url)
+        if named:
+            return ForgeError(named)
     if isinstance(exc, openai.APIStatusError) and exc.status_code in (503, 529):
-        return ForgeError(f"{what} is overloaded right now; {kept}, try again in a minute.")
+        return ForgeError(f"{what} is overloaded or still loading the model; {KEPT}, try again in a minute.")
     if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException)):
-        return ForgeError(f"{what} did not answer in time (a local model may still be loading); {kept}, try again.")
+        return ForgeError(f"{what} did not answer in time (a local model may still be loading); {KEPT}, try again.")
     if isinstance(exc, (openai.APIConnectionError, httpx.HTTPError)):
-        return ForgeError(f"Forge could not reach the model server at {base_url} (is it running?); {kept}, "
-                          "try again.")
+        return ForgeError(f"Forge could not reach the model server at {base_url} (is it running? start it, or "
+                          f"check OPENAI_BASE_URL); {KEPT}.")
+    if isinstance(exc, openai.APIStatusError) and exc.status_code < 500:
+        return ForgeError(f"{what} refused Forge's request ({exc.status_code}: "
+                          f"{one_clause(server_words(exc))}); {KEPT}.")
     if isinstance(exc, openai.APIStatusError):
-        return ForgeError(f"{what} returned an error ({exc.status_code}); {kept}, try again.")
-    return ForgeError(f"{what} could not answer; {kept}, try again.")
+        return ForgeError(f"{what} failed with an internal error ({exc.status_code}: "
+                          f"{one_clause(server_words(exc))}); {KEPT}, try again.")
+    return ForgeError(f"{what} could not answer ({one_clause(server_words(exc))}); {KEPT}.")
+
+
+def one_clause(words: str, limit: int = 120) -> str:
+    """A server's message inside a sentence: one line, no sentence breaks, short."""
+    text = " ".join(words.split()).replace(". ", ", ").rstrip(". ") or "no details"
+    return text if len(text) <= limit else text[:limit].rstrip() + "…"
