@@ -22,6 +22,7 @@ from pmforge.index.keyword import tokenize
 from pmforge.index.retrieval import Query, find_sections, find_turns
 from pmforge.knowledge import Catalogue
 from pmforge.prompt import render
+from pmforge.turn.acknowledge import without_acknowledgement
 from pmforge.turn.remember import TERSE_WORDS
 
 
@@ -123,7 +124,8 @@ def turn_block(t: RetrievedTurn, side_tokens: int, catalogue: Catalogue, with_as
     if with_asked and t.asked and len(t.user.split()) <= TERSE_WORDS:
         lines.append(f"(Forge had asked: {render.inert(truncate_to_tokens(t.asked, side_tokens // 2))})")
     lines.append(f"PM: {render.inert(side('user', t.user))}")
-    lines.append(f"Forge: {render.inert(side('assistant', t.assistant))}")
+    # Forge's "Recorded:" lines are not the model's words: a model that reads them back writes its own.
+    lines.append(f"Forge: {render.inert(side('assistant', without_acknowledgement(t.assistant)))}")
     return "\n".join(lines) + "\n</turn>"
 
 

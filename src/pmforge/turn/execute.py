@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterator
 
+from pmforge.core.errors import ForgeError
 from pmforge.core.models import Mode, SessionState, ToolCallRecord
 from pmforge.core.settings import Settings
 from pmforge.core.tokens import count_tokens, truncate_to_tokens
@@ -22,6 +23,7 @@ from pmforge.llm.base import LLM, ChatRequest, SystemBlock, Usage
 from pmforge.llm.base import _message_text as message_text
 from pmforge.prompt.render import one_line
 from pmforge.tools import ToolContext, run_tool, tool_specs
+from pmforge.turn.acknowledge import ImitationGuard, neutralise, without_acknowledgement
 from pmforge.turn.assemble import AssembledContext
 
 log = logging.getLogger(__name__)
@@ -81,7 +83,8 @@ def reply_messages(ctx: AssembledContext) -> list[dict]:
     messages: list[dict] = []
     for user, assistant in ctx.recent:
         messages.append({"role": "user", "content": user})
-        messages.append({"role": "assistant", "content": assistant})
+        # Forge's "Recorded:" lines are its own words, never the model's: a model that reads them back writes its own.
+        messages.append({"role": "assistant", "content": without_acknowledgement(assistant)})
     messages.append({"role": "user", "content": ctx.user_message})
     return messages
 
@@ -198,14 +201,21 @@ class Execution:
             stream = self.llm.stream(request)
             if texts:
                 yield "\n\n"
+            guard = ImitationGuard()  # the model's imitations of Forge's acknowledgement never reach the PM
             for delta in stream:
-                yield delta
+                shown = guard.feed(delta)
+                if shown:
+                    yield shown
+            rest = guard.flush()
+            if rest:
+                yield rest
             response = stream.consume()  # the stream is spent: this is the response it ended with
             self.result.rounds = round_no
             self.result.stop_reason = response.stop_reason
             _add_usage(self.result.usage, response.usage)
-            if response.text.strip():
-                texts.append(response.text.strip())
+            text = neutralise(response.text)  # what was shown, to be saved
+            if text.strip():
+                texts.append(text.strip())
             if not response.tool_uses:
                 break
             results = []
@@ -218,6 +228,9 @@ class Execution:
                 {"role": "assistant", "content": response.assistant_content()},
                 {"role": "user", "content": results},
             ]
+        if not texts and not self.result.tool_calls:  # nothing to show or save: the turn fails, nothing is kept
+            raise ForgeError("The model sent an empty answer (no text and no tool call); nothing was saved and "
+                             "your message is kept.")
         if response.stop_reason == "max_tokens":
             note = "(Reply cut short at the length limit.)"
             texts.append(note)

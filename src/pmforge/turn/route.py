@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 
 from pydantic import ValidationError
 
@@ -19,6 +20,7 @@ from pmforge.interviewer.rules import ROUTE_TOOL, RouteInputs, rule_route
 from pmforge.llm.base import LLM, ChatRequest, SystemBlock, ToolSpec, model_schema
 from pmforge.prompt import render
 from pmforge.tools import guard
+from pmforge.turn.acknowledge import without_acknowledgement
 from pmforge.understand import evaluation_target
 from pmforge.understand.text import is_filler
 
@@ -70,7 +72,8 @@ def _route_body(inputs: RouteInputs, settings: Settings, shrink: float) -> str:
     recent_budget = int(settings.phase_a_recent_turns * shrink)
     recent = render.recent_turns(state.turns[-2:], recent_budget) if recent_budget >= 80 else []
     recent_text = "\n".join(
-        f'<turn label="Turn -{len(recent) - i}">\nPM: {render.inert(u)}\nForge: {render.inert(a)}\n</turn>'
+        f'<turn label="Turn -{len(recent) - i}">\nPM: {render.inert(u)}\n'
+        f'Forge: {render.inert(without_acknowledgement(a))}\n</turn>'
         for i, (u, a) in enumerate(recent)
     )
     return "\n\n".join(
@@ -130,7 +133,22 @@ def _sanitise(decision: RoutingDecision, inputs: RouteInputs, settings: Settings
     return decision
 
 
-def _fallback(inputs: RouteInputs, settings: Settings, note: str) -> RoutingDecision:
+_ANNOUNCED: set[str] = set()  # the kinds of fallback already said on stderr by this process
+
+
+def announce_fallback(kind: str, note: str) -> None:
+    """Say on stderr, once per process for each kind of cause, that the rule router decided instead of the
+    model (each turn's routing reasoning records it too); never inside a reply."""
+    if kind in _ANNOUNCED:
+        return
+    _ANNOUNCED.add(kind)
+    print(f"Forge: routing fell back to the rule router — {note} (said once; each turn's routing records it).",
+          file=sys.stderr, flush=True)
+
+
+def _fallback(inputs: RouteInputs, settings: Settings, note: str, kind: str) -> RoutingDecision:
+    log.warning(note)
+    announce_fallback(kind, note)
     decision = rule_route(inputs, settings)
     decision.reasoning = f"Fallback — {note} {decision.reasoning}"
     return decision
@@ -142,9 +160,9 @@ def route(llm: LLM, inputs: RouteInputs, settings: Settings) -> tuple[RoutingDec
     try:
         response = llm.complete(request)
     except ForgeError as exc:
-        note = f"Router unavailable ({exc}); the rule router decided."
-        log.warning(note)
-        return _fallback(inputs, settings, note), request, note
+        cause = re.split(r"[;,]? \(?your message is kept", str(exc))[0].rstrip(".")  # no message is lost here
+        note = f"Router unavailable ({cause}); the rule router decided."
+        return _fallback(inputs, settings, note, "unavailable"), request, note
     for attempt in range(2):
         call = next((t for t in response.tool_uses if t.name == ROUTE_TOOL), None)
         try:
@@ -154,8 +172,7 @@ def route(llm: LLM, inputs: RouteInputs, settings: Settings) -> tuple[RoutingDec
         except (ValidationError, ValueError) as exc:
             if attempt == 1:
                 note = f"Router answer invalid twice ({str(exc).splitlines()[0]}); the rule router decided."
-                log.warning(note)
-                return _fallback(inputs, settings, note), request, note
+                return _fallback(inputs, settings, note, "invalid"), request, note
             repair = request.model_copy(deep=True)
             repair.messages = request.messages + [
                 {"role": "assistant", "content": response.assistant_content() or [{"type": "text", "text": "(none)"}]},
