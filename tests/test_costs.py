@@ -207,7 +207,9 @@ def test_a_model_without_a_price_shows_its_tokens_not_dollars(isolated_env):
     turn = Turn(number=1, user="u", assistant="a", calls=[
         BilledCall(purpose="reply", model="llama3.1:8b", usage=Usage(input_tokens=900, output_tokens=80))])
     lines = meter_lines([turn], settings)
-    assert "llama3.1:8b no price set" in lines[0]
+    # Tokens only: a model without a price is never shown in dollars, nor what caching "saved" on it.
+    assert lines[0] == "Last turn: 980 tokens — llama3.1:8b 980 tokens (1 call, no price set)."
+    assert "$" not in " ".join(lines)
     assert lines[-1] == "No price in settings for llama3.1:8b (set FORGE_PRICES)."
 
 
@@ -280,7 +282,7 @@ def test_a_model_without_a_price_counts_its_tokens_beside_priced_ones():
     assert cost.unpriced == ["llama3.1:8b"] and cost.by_model["llama3.1:8b"].dollars == 0
     assert cost.usage == local + priced  # its tokens still count
     lines = meter_lines([turn], settings)
-    assert "llama3.1:8b no price set (1 call)" in lines[0] and "claude-a $0.10 (1 call)" in lines[0]
+    assert "llama3.1:8b 980 tokens (1 call, no price set)" in lines[0] and "claude-a $0.10 (1 call)" in lines[0]
     assert lines[-2].startswith("Tokens: 1,000,900 input,") and lines[-2].endswith("80 output.")
 
 

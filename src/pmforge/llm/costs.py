@@ -56,7 +56,7 @@ class MeteredLLM(LLM):
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         response = self.llm.complete(request)
-        self.ledger.record(request.purpose, request.model, response.usage)
+        self.ledger.record(request.purpose, response.model or request.model, response.usage)
         return response
 
     def stream(self, request: ChatRequest) -> ResponseStream:
@@ -65,7 +65,7 @@ class MeteredLLM(LLM):
         def chunks() -> Iterator[str | ChatResponse]:
             yield from inner
             if inner.response is not None:
-                self.ledger.record(request.purpose, request.model, inner.response.usage)
+                self.ledger.record(request.purpose, inner.response.model or request.model, inner.response.usage)
                 yield inner.response
 
         return ResponseStream(chunks())
@@ -223,28 +223,46 @@ def money(value: Decimal) -> str:
     return f"${value:.4f}"
 
 
+def tokens_of(usage: Usage) -> int:
+    """Every token of a usage: input billed in full, read from and written to the cache, and output."""
+    return (usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+            + usage.output_tokens)
+
+
 def by_model_line(cost: Cost) -> str:
-    """"claude-sonnet-4-5 $0.0412 (3 calls) · voyage-3.5-lite $0.0000 (2 calls)"."""
+    """"claude-sonnet-4-5 $0.0412 (3 calls) · smollm2 5,310 tokens (3 calls, no price set)": a model without
+    a price (a local one) in tokens, never in dollars."""
     parts = []
     for m in cost.by_model.values():
-        shown = money(m.dollars) if m.priced else "no price set"
-        parts.append(f"{m.model} {shown} ({m.calls} call{'s' * (m.calls != 1)})")
+        calls = f"{m.calls} call{'s' * (m.calls != 1)}"
+        if m.priced:
+            parts.append(f"{m.model} {money(m.dollars)} ({calls})")
+        else:
+            parts.append(f"{m.model} {tokens_of(m.usage):,} tokens ({calls}, no price set)")
     return " · ".join(parts)
+
+
+def _scope_line(label: str, cost: Cost) -> str:
+    """One scope of the meter. Dollars and caching savings only for models with a price: a session all on a
+    local model reads in tokens alone."""
+    detail = by_model_line(cost) or "nothing billed"
+    if cost.by_model and all(not m.priced for m in cost.by_model.values()):
+        return f"{label}: {tokens_of(cost.usage):,} tokens — {detail}."
+    saved = f" Caching saved {money(cost.saved)}." if any(m.priced for m in cost.by_model.values()) or \
+        not cost.by_model else ""
+    return f"{label}: {money(cost.dollars)} — {detail}.{saved}"
 
 
 def meter_lines(turns: list[Turn], settings: Settings, files: Iterable[ManifestEntry] = ()) -> list[str]:
     """The session meter's words: the last turn's and the session's dollars by model, what caching saved,
-    uploads apart, and the session's tokens by kind."""
+    uploads apart, and the session's tokens by kind. A model with no price in settings is shown in tokens."""
     cost = session_cost(turns, settings, files)
     lines = []
     if cost.per_turn:
-        last = cost.per_turn[-1]
-        lines.append(f"Last turn: {money(last.dollars)} — {by_model_line(last) or 'nothing billed'}. "
-                     f"Caching saved {money(last.saved)}.")
-        lines.append(f"Session ({len(turns)} turn{'s' * (len(turns) != 1)}): {money(cost.turns.dollars)} — "
-                     f"{by_model_line(cost.turns) or 'nothing billed'}. Caching saved {money(cost.turns.saved)}.")
+        lines.append(_scope_line("Last turn", cost.per_turn[-1]))
+        lines.append(_scope_line(f"Session ({len(turns)} turn{'s' * (len(turns) != 1)})", cost.turns))
     if cost.uploads.by_model:
-        lines.append(f"Uploads: {money(cost.uploads.dollars)} — {by_model_line(cost.uploads)}.")
+        lines.append(_scope_line("Uploads", cost.uploads).split(" Caching saved")[0])
     u = cost.total.usage
     lines.append(f"Tokens: {u.input_tokens:,} input, {u.cache_read_input_tokens:,} read from the cache, "
                  f"{u.cache_creation_input_tokens:,} written to it, {u.output_tokens:,} output.")
