@@ -370,6 +370,9 @@ def reset_demo(project: Project) -> None:
     st.rerun()
 
 
+EXAMPLES_OPENED, EXAMPLE_SHOWN = "examples_opened", "example_shown"
+
+
 def first_run(project: Project, state) -> None:
     """Above the conversation: the demo says what it is (and can be reset); a project with no turns yet
     says what Forge is for, what to do first, and offers starter prompts."""
@@ -377,10 +380,10 @@ def first_run(project: Project, state) -> None:
         st.success("The demo is back as shipped: the example conversation, brief and assumption register.")
     if example_of(project.ws.root) is not None:
         welcome.example_banner(_ask_reset)
-        opened = ss.setdefault("examples_opened", set())
-        if project.ws.slug not in opened:  # the first time in this window: at the explanation
-            opened.add(project.ws.slug)
+        if project.ws.slug not in ss.setdefault(EXAMPLES_OPENED, set()):  # first time in this window: at the top
             welcome.open_at_top()
+            # Noted only once a run has drawn the whole page: a run cut short by the next one never sent it.
+            ss[EXAMPLE_SHOWN] = project.ws.slug
     if state.turns or ss.get(STARTER):
         return
     if example_of(project.ws.root) is None:
@@ -653,6 +656,10 @@ def chat(project: Project) -> None:
         # Handed over only now that the page is drawn: the reply's work would slow the drawing down.
         picked = picked_questions(state.turns[-1]) if state.turns else []
         jobs.send("Answering " + "; ".join(picked) + "\n\n" + message if picked else message)
+        with st.sidebar:  # the frame's own few pixels go at the sidebar's end, not into the chat
+            view.to_end()
+        if shown := ss.pop(EXAMPLE_SHOWN, None):  # the PM is using the example: its top no longer matters
+            ss[EXAMPLES_OPENED].add(shown)
         ss.kept_message = ""
         active = jobs.active()
     updates: list[tuple[AnyJob, Callable[[bool], None]]] = []
@@ -737,6 +744,8 @@ def main() -> None:
         st.error(str(exc))
         return
     chat(project)
+    if shown := ss.pop(EXAMPLE_SHOWN, None):
+        ss[EXAMPLES_OPENED].add(shown)
 
 
 main()

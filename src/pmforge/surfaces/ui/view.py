@@ -45,6 +45,27 @@ put();
 </script>"""
 
 
+_TO_END = "<script>" + _COMMON + """
+let tries = 0, holding = true;
+for (const kind of ["wheel", "touchstart", "mousedown"]) {
+  page.addEventListener(kind, () => { holding = false; }, {once: true, capture: true});
+}
+const down = () => {
+  const main = chat();
+  if (!main || !holding) return;
+  main.scrollTop = main.scrollHeight;
+  if (++tries < 15) setTimeout(down, 100);
+};
+down();
+</script>"""
+
+
+def to_end() -> None:
+    """Bring the chat's end into view: the PM just sent a message from the box below it, perhaps while
+    reading further up, and its reply appears there."""
+    st.iframe(_TO_END, height=1)
+
+
 def remember() -> None:
     """Note the message at the top of the chat's view now."""
     st.iframe(_REMEMBER, height=1)

@@ -79,11 +79,15 @@ let holding = true;
 for (const kind of ["wheel", "touchstart", "keydown", "mousedown"]) {
   page.addEventListener(kind, () => { holding = false; }, {once: true, capture: true});
 }
-let tries = 0;
+// Held until the page has been still for a while (a slow machine draws the demo's turns for seconds, and the
+// chat only lets go of its end once a scroll happens while nothing grows), at most half a minute.
+let changed = Date.now();
+if (main) new MutationObserver(() => { changed = Date.now(); }).observe(main, {subtree: true, childList: true});
+const started = Date.now();
 const hold = () => {
   if (!main || !holding) return;
   main.scrollTop = 0;
-  if (++tries < 40) setTimeout(hold, 100);
+  if (Date.now() - changed < 2000 && Date.now() - started < 30000) setTimeout(hold, 100);
 };
 hold();
 </script>"""
