@@ -48,7 +48,14 @@ class OpenAIEmbedder(Embedder):
             result = self.client.embeddings.create(model=self.name, input=batch, encoding_format="float")
         except (openai.APIError, httpx.HTTPError) as exc:
             raise _plain(exc, self.name, str(self.client.base_url)) from None
-        vectors = [list(item.embedding) for item in sorted(result.data, key=lambda d: d.index)]
+        except ValueError:  # a body that is not JSON (cut off, or not an API's answer at all)
+            raise ForgeError(f"The embedding server at {self.client.base_url} sent an answer Forge could not read "
+                             "(not valid JSON); check OPENAI_BASE_URL.") from None
+        try:
+            vectors = [[float(x) for x in item.embedding] for item in sorted(result.data, key=lambda d: d.index)]
+        except (TypeError, ValueError, AttributeError):  # JSON, but not a list of embeddings
+            raise ForgeError(f"The embedding server at {self.client.base_url} sent no embeddings (is "
+                             f"FORGE_OPENAI_EMBED_MODEL an embedding model?).") from None
         if len(vectors) != len(batch) or not vectors or not vectors[0]:
             raise ForgeError(f"The embedding server sent {len(vectors)} vectors for {len(batch)} texts; try again.")
         sizes = {len(v) for v in vectors}

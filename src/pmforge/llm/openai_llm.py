@@ -530,14 +530,14 @@ def sentence_for_server_words(words: str, model: str, base_url: str) -> str:
     context = _CONTEXT.search(words)
     if context or "exceed_context_size" in lowered or ("context" in lowered and ("exceed" in lowered
                                                                                   or "too long" in lowered)):
-        size = f"{int(context.group(2)):,} tokens" if context else "the server's window"
-        need = f" for a prompt of {int(context.group(1)):,} tokens" if context else ""
-        return (f"The model's context window ({size}) is too small for Forge's prompt{need}; start the server "
-                "with a window of at least 16k tokens (llama.cpp: -c 16384; Ollama: OLLAMA_CONTEXT_LENGTH=16384), "
-                f"then send your message again ({KEPT}).")
+        size = f" ({int(context.group(2)):,} tokens)" if context else ""
+        prompt = f" ({int(context.group(1)):,} tokens)" if context else ""
+        return (f"The model's context window{size} is smaller than Forge's prompt{prompt}; restart the server "
+                "with a window of at least 16k tokens (llama.cpp: -c 16384; Ollama: OLLAMA_CONTEXT_LENGTH=16384); "
+                f"{KEPT}.")
     if "--jinja" in words or "jinja" in lowered:
         return (f"The model server at {base_url} cannot read tool definitions as started; restart llama.cpp's "
-                f"server with --jinja (Forge's replies need tools), then send your message again ({KEPT}).")
+                f"server with --jinja (Forge's replies need tools); {KEPT}.")
     if "does not support tools" in lowered or ("tool" in lowered and "support" in lowered):
         return (f"The model '{model}' cannot call tools, which Forge needs (choose one that can in "
                 f"FORGE_OPENAI_MODEL, such as qwen2.5 or llama3.1); {KEPT}.")
