@@ -346,15 +346,36 @@ class Workspace:
         Re-entrant within a thread (one lock object per path), so an operation may call another."""
         lock = FileLock(str(self.root / ".lock"), is_singleton=True)
         try:
-            lock.acquire(timeout=self.lock_wait_s if timeout is None else timeout)
+            self._acquire(lock, self.lock_wait_s if timeout is None else timeout)
         except Timeout:
-            raise ForgeError(
+            raise ProjectBusy(
                 f"Project '{self.slug}' is busy in another Forge window or command; try again in a moment."
             ) from None
         try:
             yield
         finally:
             lock.release()
+
+    def _acquire(self, lock: FileLock, timeout: float) -> None:
+        """Take one of the project's lock files, or say in one sentence that the project was deleted:
+        filelock makes a missing folder again, which would leave a stray one holding only the lock file."""
+        gone = f"Project '{self.slug}' no longer exists (it was deleted in another Forge window or command)."
+        try:
+            folder = os.stat(self.root)
+            lock.acquire(timeout=timeout)
+        except FileNotFoundError:  # gone before, or while, this waited
+            raise ProjectGone(gone) from None
+        now = os.stat(self.root)
+        if (now.st_dev, now.st_ino) != (folder.st_dev, folder.st_ino):  # deleted meanwhile, the folder made again
+            lock.release()
+            made = Path(lock.lock_file)
+            try:
+                if {p.name for p in self.root.iterdir()} <= {made.name}:
+                    made.unlink(missing_ok=True)
+                    self.root.rmdir()
+            except OSError:  # something else arrived in it meanwhile: not ours to remove
+                pass
+            raise ProjectGone(gone)
 
     @property
     def operation_marker(self) -> Path:
@@ -405,12 +426,12 @@ class Workspace:
         progress instead of racing it and having its own reply refused. `on_wait` runs once, before waiting."""
         lock = FileLock(str(self.root / ".turn.lock"), is_singleton=True)
         try:
-            lock.acquire(timeout=0)
+            self._acquire(lock, 0)
         except Timeout:
             if on_wait is not None:
                 on_wait()
             try:
-                lock.acquire(timeout=wait_s)
+                self._acquire(lock, wait_s)
             except Timeout:
                 raise ProjectBusy(
                     f"Project '{self.slug}' is still answering another message after {wait_s:.0f} s."
@@ -750,6 +771,10 @@ class UnresolvedConflict(ForgeError):
 
 class ProjectBusy(ForgeError):
     """Another command or window holds the project for longer than the caller would wait."""
+
+
+class ProjectGone(ForgeError):
+    """The project was deleted (by another window or command) while this one had it open."""
 
 
 # ---- notices: what the user must hear even when the code that noticed goes on (CLI stderr, app notices)
