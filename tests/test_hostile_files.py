@@ -241,7 +241,7 @@ HOSTILE = [
     pytest.param("noise2.md", lambda: bf.random_blob(2_000_000, seed=9), "not text", id="2mb-random-bytes-md"),
     pytest.param("nul.md", lambda: md("Plan", FACT).replace(b" ", b"\x00"), "not text", id="nul-bytes-md"),
     pytest.param("quotes.md", lambda: bf.nested_quotes(5000), None, id="5000-nested-quotes"),
-    pytest.param("headings.md", lambda: bf.many_headings(20_000), "headings", id="20000-headings"),
+    pytest.param("headings.md", lambda: bf.many_headings(20_000), None, id="20000-headings"),
     pytest.param("huge.docx", lambda: bf.docx_unpacking_to(150), "characters of text", id="docx-unpacking-to-150mb"),
     pytest.param("slow.docx", lambda: bf.docx_with_paragraphs(50_000), "characters of text",
                  id="docx-markitdown-cannot-finish"),

@@ -218,7 +218,7 @@ def test_headerless_long_markdown_is_cut_into_bounded_parents_and_leaves(project
     assert result.ok, result.message
     entry = project.manifest().find("notes.md")
     converted = converted_text(project, "notes.md")
-    assert converted == text
+    assert converted == text.replace("\r\n", "\n")  # line ends are made "\n" once, at conversion
 
     parents = sorted(stored(project, "document_parents", entry.file_id), key=lambda p: p[2]["start"])
     assert len(parents) >= 2 and entry.parent_count == len(parents)

@@ -130,7 +130,12 @@ class Settings(BaseSettings):
     convert_timeout_s: float = 20.0
     convert_memory_mb: int = 2048  # address space of the worker; MarkItDown alone needs about 400 MB
     max_text_chars: int = 1_000_000  # converted text of one file (about 400 pages)
-    max_sections: int = 5000  # headings in one file
+    # A file with more headings than this has its small sections grouped (named by their first and last
+    # headings), so that it makes about this many sections at most.
+    max_sections: int = 1000
+    # Embedding windows one file gets: past it each passage is embedded from its start only (keyword search
+    # still reads every word), so a file near max_text_chars is ready within a minute on a two-core laptop.
+    max_embed_windows: int = 500
     # The app: after a reply ends, its Stop button stays in place (inert) this long before Copy and Retry
     # take that spot, so a click meant for Stop never lands on them.
     reply_settle_s: float = 1.0

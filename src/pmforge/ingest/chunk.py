@@ -1,11 +1,14 @@
 """Hierarchical parent/leaf chunking of Markdown with exact character offsets.
 
 1. Split on `#`, `##`, `###` headings (outside code fences) into sections.
-2. Merge sections under `merge_below` tokens into the next one.
+2. Merge sections under `merge_below` tokens into the next one; in a file of more
+   sections than `max_sections` (thousands of headings), group small ones larger,
+   so that the number of passages stays bounded whatever the headings.
 3. Parents: a section, or pieces of it when it is over `parent_max` tokens.
 4. Leaves: each parent packed into pieces of at most `leaf_max` tokens, cut at
    paragraph, then sentence, then line boundaries; never mid-sentence unless a
-   single sentence is larger than a leaf.
+   single sentence is larger than a leaf. A table is cut between rows only, so
+   each of its leaves is a group of whole rows.
 
 Every parent and leaf keeps `start`/`end` into the Markdown, and its text is
 exactly `markdown[start:end]`: the same offsets power citations and evaluation.
@@ -28,6 +31,7 @@ from pmforge.core.tokens import count_tokens
 # `[ \t#]*$` backtracks quadratically on a long line of "# # # …".
 _HEADING = re.compile(r"(#{1,3})[ \t](.+)")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_TABLE_START = re.compile(r"\s*\|")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=\S)")
 
 
@@ -65,6 +69,7 @@ class ChunkSizes:
     leaf_max: int = 500
     parent_max: int = 2000
     merge_below: int = 100
+    max_sections: int = 1000
 
 
 def breadcrumb(filename: str, path: list[str]) -> str:
@@ -111,6 +116,26 @@ class TableHeaders:
         return f"{head}\n{separator}\n"
 
 
+def record_spans(windows: list[list[tuple[int, int]]], budget: int) -> list[list[tuple[int, int, int]]]:
+    """Each leaf's search records, from the embedder's windows of it, as (start, end, read): a record keeps
+    text[start:end] (what keyword search reads) and its vector is made from text[start:read]. Within `budget`
+    windows every window is a record of its own. Past it, preparing the file would outlast the minute a PM
+    waits, so it gets about `budget` windows in all: each leaf keeps its share, its last record running to the
+    leaf's end; with more leaves than the budget, each leaf is one record embedded from a like share of its
+    first window. Every word stays searchable by keywords either way."""
+    total = sum(map(len, windows))
+    if total <= budget:
+        return [[(s, e, e) for s, e in w] for w in windows]
+    if len(windows) >= budget:
+        share = budget / len(windows)
+        return [[(w[0][0], w[-1][1], w[0][0] + max(1, int((w[0][1] - w[0][0]) * share)))] for w in windows]
+    out = []
+    for w in windows:
+        kept = w[: max(1, len(w) * budget // total)]
+        out.append([(s, e, e) for s, e in kept[:-1]] + [(kept[-1][0], w[-1][1], kept[-1][1])])
+    return out
+
+
 def _is_separator(line: str) -> bool:
     """A table's "| --- | :-- |" row."""
     rest = line.strip()
@@ -134,10 +159,6 @@ def _headings(markdown: str) -> Iterator[tuple[int, int, str]]:
                 text = m.group(2).strip(" \t")
                 yield offset, len(m.group(1)), text.rstrip(" \t#") or text[:1]
         offset += len(line)
-
-
-def heading_count(markdown: str) -> int:
-    return sum(1 for _ in _headings(markdown))
 
 
 def split_sections(markdown: str) -> list[Section]:
@@ -167,28 +188,47 @@ def _clean_title(title: str) -> str:
 
 
 def _merge_small(markdown: str, sections: list[Section], sizes: ChunkSizes) -> list[Section]:
-    """A section under `merge_below` tokens joins the next one (a heading-only intro, a one-line note)."""
+    """A section under `merge_below` tokens joins the next one (a heading-only intro, a one-line note). Where
+    that would still leave more than `max_sections` sections, consecutive sections under the size that keeps
+    the file to about `max_sections` (at most a leaf) are grouped up to that size."""
+    tokens = [count_tokens(markdown[sec.start : sec.end]) for sec in sections]
+    share = -(-sum(tokens) // max(sizes.max_sections, 1))
+    target = max(sizes.merge_below, min(sizes.leaf_max, share))
     out: list[Section] = []
-    pending: Section | None = None
-    for sec in sections:
-        if pending is not None:
-            combined = count_tokens(markdown[pending.start : sec.end])
-            if combined <= sizes.parent_max:
-                sec = Section(pending.start, sec.end, _merged_path(pending.path, sec.path))
-            else:
-                out.append(pending)
-            pending = None
-        if count_tokens(markdown[sec.start : sec.end]) < sizes.merge_below:
-            pending = sec
+    sizes_out: list[int] = []
+    group: list[Section] = []
+    size = 0
+    for sec, n in zip(sections, tokens):
+        if group:
+            joins = size < sizes.merge_below or (n < target and size + n <= target)
+            if not joins or size + n > sizes.parent_max:
+                out.append(Section(group[0].start, group[-1].end, _group_path([g.path for g in group])))
+                sizes_out.append(size)
+                group, size = [], 0
+        group.append(sec)
+        size += n
+    if group:
+        if size < sizes.merge_below and out and sizes_out[-1] + size <= sizes.parent_max:
+            out[-1] = Section(out[-1].start, group[-1].end, out[-1].path)  # a small tail joins the section before
         else:
-            out.append(sec)
-    if pending is not None:
-        if out and count_tokens(markdown[out[-1].start : pending.end]) <= sizes.parent_max:
-            last = out.pop()
-            out.append(Section(last.start, pending.end, last.path))
-        else:
-            out.append(pending)
+            out.append(Section(group[0].start, group[-1].end, _group_path([g.path for g in group])))
     return out
+
+
+def _group_path(paths: list[list[str]]) -> list[str]:
+    """The heading path of sections joined into one: their shared headings and what follows, or, when that
+    would make a title longer than any heading may be (a group of many), the first and last of them."""
+    path = paths[0]
+    for later in paths[1:]:
+        path = _merged_path(path, later)
+    if not path or len(path[-1]) <= MAX_TITLE_CHARS:
+        return path
+    common = 0
+    while all(len(p) > common and p[common] == paths[0][common] for p in paths):
+        common += 1
+    tails = [" ".join(p[common:]) for p in paths if p[common:]]
+    half = (MAX_TITLE_CHARS - 3) // 2
+    return paths[0][:common] + [f"{tails[0][:half].rstrip()} … {tails[-1][:half].rstrip()}"]
 
 
 def _merged_path(first: list[str], second: list[str]) -> list[str]:
@@ -207,7 +247,8 @@ def _units(markdown: str, start: int, end: int, limit: int) -> list[tuple[int, i
     """Spans (start, end, tokens) no bigger than `limit`, cut at the coarsest boundary that works."""
     out: list[tuple[int, int, int]] = []
     for s, e in _split_spans(markdown, start, end, r"\r?\n[ \t]*\r?\n"):
-        _fit(markdown, s, e, limit, out)
+        # A table is cut between rows, never at a "." inside a cell: each piece is whole rows under one header.
+        _fit(markdown, s, e, limit, out, 1 if _TABLE_START.match(markdown, s) else 0)
     return out
 
 

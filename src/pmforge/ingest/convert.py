@@ -1,6 +1,7 @@
-"""Turn an upload into Markdown. Markdown is read as-is (so offsets are exact);
-DOCX goes through MarkItDown after checking that the bytes really are a Word document,
-and through Forge's plain reader (`docx_text`) when MarkItDown refuses it or runs out of budget.
+"""Turn an upload into Markdown. Markdown is read as-is (so offsets are exact) but for its line ends,
+which become "\n" here, once, for every kind of upload; DOCX goes through MarkItDown after checking
+that the bytes really are a Word document, and through Forge's plain reader (`docx_text`) when
+MarkItDown refuses it or runs out of budget.
 
 Decoding and converting run in a worker process (`worker.py`) under a time and memory budget:
 a hostile file is refused in one sentence instead of hanging or exhausting Forge.
@@ -85,6 +86,9 @@ def convert(filename: str, data: bytes, max_bytes: int, budget: Budget | None = 
         converted = _docx(filename, data, budget)
     if not converted.markdown.strip():
         raise ForgeError(f"{filename} has no text Forge can read.")
+    # A reader with universal newlines (Python's text mode, as citations and forge doctor read converted
+    # files) sees "\r" and "\r\n" as "\n": stored offsets hold only if the text has no other line end.
+    converted.markdown = converted.markdown.replace("\r\n", "\n").replace("\r", "\n")
     return converted
 
 

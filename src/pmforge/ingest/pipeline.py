@@ -27,7 +27,7 @@ from pmforge.core.workspace import atomic_write_bytes, atomic_write_text, printa
 from pmforge.embed import Embeds
 from pmforge.index.client import StoreUnavailable
 from pmforge.index.collections import LeafRecord, ParentRecord
-from pmforge.ingest.chunk import ChunkSizes, Parent, TableHeaders, breadcrumb, chunk_markdown, heading_count
+from pmforge.ingest.chunk import ChunkSizes, Parent, TableHeaders, breadcrumb, chunk_markdown, record_spans
 from pmforge.ingest.convert import SUPPORTED, Budget, Converted, convert, extension, unsupported_message
 from pmforge.llm.base import ChatRequest, SystemBlock
 from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
@@ -102,6 +102,9 @@ def _index(
     if ledger is not None:  # the embeddings' tokens are billed to the upload
         embedder = MeteredEmbedder(project.services.embedder, ledger)
     tables = TableHeaders(markdown)  # one pass over the lines, not one walk back per leaf
+    spans = iter(record_spans([embedder.windows(leaf.text) for parent in parents for leaf in parent.leaves],
+                              settings.max_embed_windows))
+    inputs: list[str] = []  # what each record's vector is made from
     leaves: list[LeafRecord] = []
     parent_records: list[ParentRecord] = []
     for pi, parent in enumerate(parents):
@@ -111,10 +114,11 @@ def _index(
         for li, leaf in enumerate(parent.leaves):
             leaf_id = f"{pid}:l{li}"
             context = f"{crumb}\n{tables.at(leaf.start)}"
-            for wi, (ws, we) in enumerate(embedder.windows(leaf.text)):
+            for wi, (ws, we, read) in enumerate(next(spans)):
                 leaves.append(LeafRecord(
                     f"{leaf_id}:w{wi}", leaf_id, pid, context + leaf.text[ws:we], leaf.start + ws, leaf.start + we
                 ))
+                inputs.append(context + leaf.text[ws:read])
     vectors: list[list[float]] = []
     # Progress counts passages (what the file card shows), a batch at a time: the bar moves every few seconds
     # even on a slow machine. A passage longer than the embedder's window has several windows.
@@ -124,7 +128,7 @@ def _index(
     for i in range(0, len(leaves), step):
         progress("Embedding", len(embedded), passages)
         batch = leaves[i : i + step]
-        vectors.extend(embedder.embed_documents([l.text for l in batch]))
+        vectors.extend(embedder.embed_documents(inputs[i : i + step]))
         embedded.update(l.leaf_id for l in batch)
     progress("Embedding", passages, passages)
     # A parent's vector is the mean of its leaves': it is fetched by id, never searched, but Chroma wants one.
@@ -327,19 +331,15 @@ def _put_upload(ws, staged: Path, name: str) -> None:
 
 
 def convert_upload(project: Project, filename: str, data: bytes) -> Converted:
-    """Convert under the project's budgets (time, memory, text size, headings): ForgeError over any."""
+    """Convert under the project's budgets (time, memory, text size): ForgeError over any."""
     settings = project.settings
     budget = Budget(settings.convert_timeout_s, settings.convert_memory_mb, settings.max_text_chars)
-    converted = convert(filename, data, int(settings.max_upload_mb * 1_000_000), budget)
-    headings = heading_count(converted.markdown)
-    if headings > settings.max_sections:
-        raise ForgeError(f"{filename} has {headings:,} headings, more than the {settings.max_sections:,} Forge "
-                         "indexes in one file; split it into smaller files and upload those.")
-    return converted
+    return convert(filename, data, int(settings.max_upload_mb * 1_000_000), budget)
 
 
 def chunk_sizes(settings) -> ChunkSizes:
-    return ChunkSizes(settings.leaf_max_tokens, settings.parent_max_tokens, settings.merge_below_tokens)
+    return ChunkSizes(settings.leaf_max_tokens, settings.parent_max_tokens, settings.merge_below_tokens,
+                      settings.max_sections)
 
 
 def _swap_entry(project: Project, manifest, previous: ManifestEntry | None, entry: ManifestEntry) -> None:
