@@ -157,6 +157,26 @@ WATCH_REPLY = """() => {
 }"""
 
 
+# Resolves 0.7 s after a Stop button first shows inside the window, with the spot where it showed and the name of
+# what is at that spot then (a button's or frame's words, else the element's tag).
+STOP_AT_0_7_S = """() => new Promise(resolve => {
+  const look = () => {
+    const stop = [...document.querySelectorAll('[data-testid=stMainBlockContainer] button')]
+      .find(b => b.innerText.trim().endsWith('Stop'));
+    const box = stop && stop.getBoundingClientRect();
+    if (box && box.height && box.top >= 0 && box.bottom <= window.innerHeight) {
+      const x = box.left + 10, y = box.top + box.height / 2;
+      setTimeout(() => {
+        const hit = document.elementFromPoint(x, y);
+        const control = hit && hit.closest('button, iframe');
+        resolve({x, y, under: control ? (control.innerText || control.title) : (hit ? hit.tagName : 'nothing')});
+      }, 700);
+    } else requestAnimationFrame(look);
+  };
+  look();
+})"""
+
+
 def _send(page, message: str, expected_replies: int):
     """Type a message, press Enter, wait for the finished reply (its Retry button), and return the reply
     with every text the page showed for it on the way."""
@@ -320,17 +340,13 @@ def _journey(page, tmp_path: Path, projects: Path) -> None:
 
     # 7. Stop, clicked 0.7 s after it appeared: whatever the reply did meanwhile, the click lands on Stop (live
     # or, once the reply has ended, inert in the same place), never on Copy or Retry.
+    # Timed in the page itself: from the moment Stop shows in the window, 0.7 s, then what is at that spot.
+    page.evaluate(f"() => {{ window.__stopSpot = ({STOP_AT_0_7_S})(); }}")
     box.fill("Store managers also complain that the markdown labels print slowly.")
     box.press("Enter")
-    stop = main.get_by_role("button", name="Stop")
-    expect(stop).to_be_in_viewport(timeout=WAIT)  # the chat keeps its end, where Stop is, in view
-    where = stop.bounding_box()
-    x, y = where["x"] + 10, where["y"] + where["height"] / 2
-    page.wait_for_timeout(700)
-    under = page.evaluate("([x, y]) => { const hit = document.elementFromPoint(x, y); if (!hit) return 'nothing'; "
-                          "const control = hit.closest('button, iframe'); "
-                          "return control ? (control.innerText || control.title) : hit.tagName; }", [x, y])
-    page.mouse.click(x, y)
+    spot = page.evaluate("() => window.__stopSpot")
+    page.mouse.click(spot["x"], spot["y"])
+    under = spot["under"]
     assert "Stop" in under, f"0.7 s after Stop appeared, the pointer was over {under!r}"
     _shots(page, "08-stop-at-0.7s")
     _settled(page)

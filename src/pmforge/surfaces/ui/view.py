@@ -30,12 +30,13 @@ _RESTORE = "<script>" + _COMMON + """
 const saved = JSON.parse(window.parent.sessionStorage.getItem("forge-view") || "null");
 let tries = 0, holding = true;
 for (const kind of ["wheel", "touchstart", "keydown", "mousedown"]) {
-  page.addEventListener(kind, () => { holding = false; }, {once: true, capture: true});
+  page.addEventListener(kind, event => { if (event.isTrusted) holding = false; }, {capture: true});
 }
 const put = () => {
   const main = chat(), all = messages();
   if (!saved || !main || !holding || saved.index < 0) return;
   if (all.length === saved.count) {  // the same conversation, fully drawn: line the message up again
+    main.dispatchEvent(new WheelEvent("wheel", {deltaY: -1, bubbles: true}));  // the chat stops following its end
     const el = all[saved.index];
     main.scrollTop += el.getBoundingClientRect().top - main.getBoundingClientRect().top - saved.offset;
   }
@@ -48,7 +49,7 @@ put();
 _TO_END = "<script>" + _COMMON + """
 let tries = 0, holding = true;
 for (const kind of ["wheel", "touchstart", "mousedown"]) {
-  page.addEventListener(kind, () => { holding = false; }, {once: true, capture: true});
+  page.addEventListener(kind, event => { if (event.isTrusted) holding = false; }, {capture: true});
 }
 const down = () => {
   const main = chat();

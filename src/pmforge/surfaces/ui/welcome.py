@@ -77,17 +77,22 @@ const page = window.parent.document;
 const main = page.querySelector('[data-testid="stAppScrollToBottomContainer"]') || page.querySelector('section.main');
 let holding = true;
 for (const kind of ["wheel", "touchstart", "keydown", "mousedown"]) {
-  page.addEventListener(kind, () => { holding = false; }, {once: true, capture: true});
+  page.addEventListener(kind, event => { if (event.isTrusted) holding = false; }, {capture: true});
 }
 // Held until the page has been still for a while (a slow machine draws the demo's turns for seconds, and the
 // chat only lets go of its end once a scroll happens while nothing grows), at most half a minute.
 let changed = Date.now();
 if (main) new MutationObserver(() => { changed = Date.now(); }).observe(main, {subtree: true, childList: true});
 const started = Date.now();
+let tick = 0;
 const hold = () => {
   if (!main || !holding) return;
-  main.scrollTop = 0;
-  if (Date.now() - changed < 2000 && Date.now() - started < 30000) setTimeout(hold, 100);
+  // The chat stops following its end after a wheel event and a scroll while nothing grows: both are given,
+  // the scroll as a one-pixel step that ends at the top.
+  main.dispatchEvent(new WheelEvent("wheel", {deltaY: -1, bubbles: true}));
+  const settled = Date.now() - changed > 3000 && Date.now() - started > 8000;
+  main.scrollTop = !settled && tick++ % 2 ? 1 : 0;
+  if (!settled && Date.now() - started < 30000) setTimeout(hold, 100);
 };
 hold();
 </script>"""
