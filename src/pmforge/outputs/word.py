@@ -6,8 +6,6 @@ from __future__ import annotations
 import io
 import re
 
-from docx import Document
-
 _PUA = 0xE000  # backslash-escaped ASCII punctuation is parked here while markup is parsed
 _INLINE = re.compile(
     r"\*\*(?=\S)(.+?)(?<=\S)\*\*"  # **bold**
@@ -76,6 +74,8 @@ def markdown_to_docx(markdown: str) -> bytes:
     nest), `**bold**`, `*italic*` and `_italic_` spans, backslash escapes, and `|` tables whose first row
     is the header (a `---` separator row is skipped).
     """
+    from docx import Document  # a turn imports this module; python-docx is needed only when a file is written
+
     doc = Document()
     lines = [_protect(line.rstrip()) for line in markdown.splitlines()]
     para: list[str] = []

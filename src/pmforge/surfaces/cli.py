@@ -30,11 +30,12 @@ def _open(services, name: str):
     """Open a project, first adding to its store what this clone's files and transcript need (a catch-up
     that never drops anything: the store may be shared with other clones)."""
     from pmforge.project.project import Project
-    from pmforge.upkeep.reindex import reindex
 
     project = Project.open(services, name)
     reason = project.reindex_reason()
     if reason:
+        from pmforge.upkeep.reindex import reindex  # with the ingestion modules: only for a catch-up
+
         print(f"Catching up the vector store of '{project.ws.slug}' because {reason} "
               f"(`forge reindex {project.ws.slug}` does this on demand)…", file=sys.stderr)
         print(reindex(project, _progress_bar), file=sys.stderr)
@@ -384,6 +385,10 @@ def cmd_bench(args) -> int:
         from pmforge.surfaces.bench.understand import bench_understand
 
         figures = bench_understand(Path(args.dir))
+    elif args.what == "cli":
+        from pmforge.surfaces.bench.cli import bench_cli
+
+        figures = bench_cli(turns=args.turns or 8)
     elif args.what == "latency":
         from pmforge.surfaces.bench.latency import bench_latency
 
@@ -607,11 +612,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("bench", help="print performance figures")
-    p.add_argument("what", choices=["cost", "ingest", "prompt", "recall", "latency", "rerun", "soak", "understand", "ui"])
+    p.add_argument("what", choices=["cli", "cost", "ingest", "prompt", "recall", "latency", "rerun", "soak", "understand",
+                                    "ui"])
     p.add_argument("--dir", default="benchmarks/sessions/dev", help="understand: a folder of discovery sessions")
     p.add_argument("--words", type=int, default=15_000, help="ingest: size of the generated report")
     p.add_argument("--turns", type=int,
-                   help="cost (100), prompt (100), recall (360), latency (1000), rerun (300), soak (1000), ui (10): session length")
+                   help="cli (8), cost (100), prompt (100), recall (360), latency (1000), rerun (300), soak (1000), "
+                        "ui (10): session length")
     p.add_argument("--ops", type=int, default=200, help="soak: random uploads, replacements and deletions")
     p.add_argument("--chunks", type=int, default=10_000, help="latency: document chunks in the store")
     p.add_argument("--files", type=int, default=50, help="rerun: files in the project")

@@ -54,7 +54,8 @@ def pipeline() -> "Language":
     import spacy
 
     with _LOCK:
-        return spacy.load(model_dir())
+        # The model ships its sentence splitter disabled (the parser splits sentences): not even loaded.
+        return spacy.load(model_dir(), exclude=["senter"])
 
 
 def parse(texts: list[str]) -> list["Doc"]:

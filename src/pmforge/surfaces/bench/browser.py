@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 CHROMIUM = os.environ.get("FORGE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-# Keys and remote services must never reach the app under test.
+# Keys and remote services must never reach the app under test (nor any OPENAI_* setting).
 SCRUBBED = ("ANTHROPIC_API_KEY", "VOYAGE_API_KEY", "ANTHROPIC_BASE_URL", "VOYAGE_BASE_URL",
             "CHROMA_HOST", "CHROMA_PORT")
 
@@ -117,8 +117,8 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def offline_env(projects_dir: Path) -> dict[str, str]:
-    """The environment of an offline `forge ui`: no keys, no remote services, its own projects folder."""
-    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
+    """The environment of an offline `forge` command: no keys, no remote services, its own projects folder."""
+    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED and not k.startswith("OPENAI_")}
     env.update(
         FORGE_PROJECTS_DIR=str(projects_dir),
         FORGE_LLM="offline",
