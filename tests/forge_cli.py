@@ -15,6 +15,22 @@ from pathlib import Path
 from pmforge.core import settings as config
 from pmforge.surfaces.cli import main
 
+SRC = Path(__file__).parents[1] / "src"
+
+
+def start_forge(cwd: Path, *args: str, env: dict[str, str | None]) -> subprocess.Popen:
+    """`forge ARGS` in a process of its own, for two commands at once (a chat reading stdin while another
+    command runs): `env` over this process's environment (None removes a variable); stdin, stdout and
+    stderr are text pipes."""
+    full = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
+    for name, value in env.items():
+        if value is None:
+            full.pop(name, None)
+        else:
+            full[name] = value
+    return subprocess.Popen([sys.executable, "-m", "pmforge.surfaces.cli", *args], cwd=cwd, env=full,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
 
 def run_forge(cwd: Path, *args: str, env: dict[str, str | None]) -> subprocess.CompletedProcess:
     """`forge ARGS` in `cwd` with `env` over this process's environment (None removes a variable); stdin is

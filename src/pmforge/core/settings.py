@@ -140,7 +140,9 @@ class Settings(BaseSettings):
     # take that spot, so a click meant for Stop never lands on them.
     reply_settle_s: float = 1.0
     ui_stop_grace_s: float = 10.0  # `forge ui`: how long Streamlit may take to stop after a stop signal
-    chat_busy_wait_s: float = 120.0  # `forge chat`: how long a message waits for another turn on the project
+    # `forge chat`: how long a message waits for another turn on the project, and a reply's save for an upload
+    chat_busy_wait_s: float = 120.0
+    delete_busy_wait_s: float = 5.0  # how long deleting a project waits for a reply being written in it
 
     # --- retrieval ---
     document_retriever: Literal["vector", "bm25", "hybrid"] = "hybrid"

@@ -19,6 +19,7 @@ import functools
 import hashlib
 import json
 import secrets
+import shutil
 import threading
 import time
 from contextlib import contextmanager
@@ -54,6 +55,7 @@ MAX_TURN_PASSAGES = 64  # summary + both sides' windows; a 10,000-word reply nee
 TURN_PREFIX = "turn-"
 SEARCH_MARGIN = 40  # extra candidates fetched so that filtering (recency, other clones) still leaves enough
 STAMP_RECORDS, STAMP_DIGEST = "keyword_records", "keyword_digest"
+BESIDE = "rebuild-"  # the name prefix of a rebuild's collections while it is built beside the index in use
 
 
 @dataclass(frozen=True)
@@ -349,6 +351,35 @@ class ProjectStore:
             index.clear()
             self._keyword[name] = index
             self._save_local_stamp(name, Stamp())
+
+    def beside(self) -> "ProjectStore":
+        """An empty store beside this one (same client, collections and keyword caches of its own) in which
+        a rebuild is made while this one stays in use; `take_over_from` then switches to it."""
+        built = ProjectStore(
+            self.client, self.signature, self._keyword_dir.with_name(f"{self._keyword_dir.name}-rebuild"),
+            prefix=f"{self.prefix}{BESIDE}", location=self.location, clone=self.clone, transcript=self.transcript,
+            lease_seconds=self.lease_seconds, memory_sync_threshold=self.memory_sync_threshold,
+            busy_wait_s=self.busy_wait_s)
+        built.discard()  # what a rebuild that died left behind
+        return built
+
+    @reachable
+    def discard(self) -> None:
+        """Remove a store made by `beside`: its collections, registry included, and its keyword caches."""
+        if not self.prefix.endswith(BESIDE):
+            raise ValueError("only a store built beside another is discarded whole")
+        for name in [c.name for c in self.client.list_collections() if c.name.startswith(self.prefix)]:
+            self.client.delete_collection(name)
+        self._collections.clear()
+        self._keyword.clear()
+        shutil.rmtree(self._keyword_dir, ignore_errors=True)
+
+    @reachable
+    def take_over_from(self, built: "ProjectStore") -> None:
+        """Replace this store's collections and every clone's claims with what was built beside it (vectors
+        copied, nothing embedded again); the lease its caller holds is kept."""
+        self.drop_all()
+        self._copy_from(built)
 
     # ---- keyword cache stamps
     @property

@@ -8,23 +8,27 @@ from __future__ import annotations
 
 import getpass
 import json
+import logging
 import os
 import secrets
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
 from pmforge.core import transcript
 from pmforge.core.errors import ForgeError
-from pmforge.core.models import Manifest, SessionState
+from pmforge.core.models import Manifest, ManifestEntry, SessionState
 from pmforge.core.settings import Settings
 from pmforge.core.words import counted
-from pmforge.core.workspace import Workspace
-from pmforge.index.client import client_for, persistent_client
+from pmforge.core.workspace import ProjectBusy, Workspace, notify
+from pmforge.embed import Embedder
+from pmforge.index.client import StoreUnavailable, client_for, persistent_client
 from pmforge.index.collections import KEYWORD_MIRRORED, REGISTRY, Clone, Lease, ProjectStore, reachable
 from pmforge.knowledge import Catalogue, project_catalogue
 from pmforge.project.recover import recover
 from pmforge.project.services import Services
+
+log = logging.getLogger(__name__)
 
 
 def server_prefix(workspace: Workspace) -> str:
@@ -122,6 +126,9 @@ class Project:
         self.services = services
         self.store = open_store(workspace, services.embedder.signature, services.settings)
         self.recovered: str | None = None
+        # Told (one sentence) when a change waits for another window's or command's write, e.g. an upload's.
+        self.on_wait: Callable[[str], None] | None = None
+        self.kept_index: str | None = None  # why the project searches an index of another embedder (keep_index)
 
     @classmethod
     def open(cls, services: Services, name: str) -> "Project":
@@ -133,8 +140,25 @@ class Project:
     def operation(self, label: str) -> Iterator[None]:
         """A change spanning files and the store: finish whatever a crash interrupted first, then hold the
         project's lock and operation marker (see Workspace.marked_operation)."""
-        self.recover()
-        with self.ws.marked_operation(label):
+        with self.write_window():
+            self.recover()
+            with self.ws.marked_operation(label):
+                yield
+
+    @contextmanager
+    def write_window(self) -> Iterator[None]:
+        """Hold the project's write lock. When another window or command holds it (an upload embeds its
+        passages holding it), `on_wait` hears so once, and the wait lasts up to the workspace's lock wait."""
+        with ExitStack() as held:
+            try:
+                held.enter_context(self.ws.locked(timeout=0))
+            except ProjectBusy:
+                if self.on_wait is not None:
+                    marker = self.ws.interrupted_operation()  # the holder's operation, while it holds the lock
+                    doing = f" ({marker['operation']})" if marker and marker.get("operation") != "unknown" else ""
+                    self.on_wait(f"Project '{self.ws.slug}' is busy in another Forge window or command{doing}; "
+                                 f"waiting up to {self.ws.lock_wait_s:.0f} s…")
+                held.enter_context(self.ws.locked())
             yield
 
     def recover(self) -> str | None:
@@ -207,6 +231,59 @@ class Project:
         does not."""
         return self.upkeep().reason
 
+    def keep_index(self, built_with: str, why: ForgeError) -> str:
+        """The embedder Forge now uses could not build the project a new index (`why`): go on with the index
+        it has, searched with the embedder that built it when that one runs on this machine, else by keywords
+        alone. Returns the one sentence that says so (also kept as `kept_index`)."""
+        embedder = offline_embedder(built_with)
+        settings, how = self.settings, "with that embedder"
+        if embedder is None:
+            settings = settings.model_copy(update={"document_retriever": "bm25", "conversation_retriever": "bm25"})
+            embedder, how = NoVectors(built_with, str(why)), "by keywords alone (that embedder does not run here)"
+        slug, wanted = self.ws.slug, self.store.signature
+        self.services = replace(self.services, settings=settings, embedder=embedder)  # this project's only
+        self.store = open_store(self.ws, built_with, settings)
+        self.kept_index = (f"Kept the index of '{slug}' made with {built_with}, and searching it {how}: {wanted} "
+                           f"could not build the new one ({str(why).rstrip('.')}); it is built the next time Forge "
+                           f"opens the project with that embedder working (or with `forge reindex {slug}`).")
+        log.warning("%s", self.kept_index)
+        return self.kept_index
+
+
+def offline_embedder(signature: str) -> Embedder | None:
+    """An embedder that makes vectors of `signature` on this machine (the shipped model, the hashing one)."""
+    from pmforge.embed.hashing import HashingEmbedder
+    from pmforge.embed.local import LocalEmbedder
+
+    return next((e for e in (LocalEmbedder(), HashingEmbedder()) if e.signature == signature), None)
+
+
+class NoVectors(Embedder):
+    """Stands in for an embedder that does not run here: its signature opens the index it built, and any
+    vector asked of it is refused in one sentence, so no other model's vectors ever enter that index."""
+
+    def __init__(self, signature: str, why: str):
+        super().__init__()
+        name, _, dimensions = signature.rpartition("/")
+        self.name, self.dimensions, self.why = name, int(dimensions), why
+
+    def _embed(self, texts: list[str], kind: str) -> list[list[float]]:
+        raise ForgeError(self.why)
+
+
+def listed_files(settings: Settings, name: str) -> list[ManifestEntry]:
+    """The project's files as its manifest lists them (`forge files`): listing needs no vectors, so a vector
+    server that is down does not stop it. What a crash interrupted is finished first when the store answers
+    (an interrupted upload is then listed for a retry, not redone)."""
+    workspace = Workspace.open(settings.projects_root(), name)
+    if workspace.operation_marker.exists():
+        try:
+            Project.open(Services.from_settings(settings), name)
+        except StoreUnavailable as exc:
+            notify(f"{str(exc).rstrip('.')}; the files are listed as last saved, and what a crash interrupted "
+                   "is finished once the store is back.")
+    return workspace.load_manifest().file_summaries
+
 
 # ---- deleting a project (`forge delete-project`, the sidebar's Delete)
 
@@ -231,14 +308,28 @@ def confirms_deletion(typed: str, workspace: Workspace) -> bool:
     return bool(said) and said in {plain(workspace.slug), plain(workspace.read_display_name())}
 
 
-def delete_project(services: Services, name: str) -> str:
+def delete_project(services: Services, name: str, on_wait: Callable[[str], None] | None = None) -> str:
     """Delete a project: its vectors first (on a shared server, every collection under its prefix, the
     registry last), then its folder, all under the project's lock. On a server the project's lease is
-    taken first, so nothing is deleted while another clone rebuilds, repairs or migrates it. Returns one
-    sentence saying what went."""
+    taken first, so nothing is deleted while another clone rebuilds, repairs or migrates it. A reply being
+    written in the project is waited for (FORGE_DELETE_BUSY_WAIT_S, `on_wait` hears so), then refused:
+    deleting under it would lose the reply. Returns one sentence saying what went."""
     workspace = Workspace.open(services.projects_root, name)
     shown = workspace.read_display_name()
-    with workspace.locked():
+    wait_s = services.settings.delete_busy_wait_s
+
+    def waiting() -> None:
+        if on_wait is not None:
+            on_wait(f"Project '{workspace.slug}' is answering a message; waiting up to {wait_s:g} s before "
+                    "deleting it…")
+
+    with ExitStack() as held:
+        try:
+            held.enter_context(workspace.turn_slot(wait_s, on_wait=waiting))
+        except ProjectBusy:
+            raise ForgeError(f"Nothing was deleted: project '{shown}' is answering a message in another Forge "
+                             "window or command; try again once the reply is done.") from None
+        held.enter_context(workspace.locked())
         where = "its embedded vector store"
         if services.settings.chroma_host:
             store = open_store(workspace, services.embedder.signature, services.settings)

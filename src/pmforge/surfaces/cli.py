@@ -158,7 +158,7 @@ def cmd_delete_project(args) -> int:
     ws = _existing(settings.projects_root(), args.project)
     if not args.yes:
         _confirm_deletion(ws, settings)
-    print(delete_project(_services(), ws.slug))
+    print(delete_project(_services(), ws.slug, on_wait=lambda text: print(text, file=sys.stderr, flush=True)))
     return 0
 
 
@@ -199,11 +199,12 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_files(args) -> int:
-    from pmforge.project.project import Project
+    from pmforge.core.settings import get_settings
+    from pmforge.project.project import listed_files
 
-    project = Project.open(_services(), args.project)  # quick: an interrupted upload is listed, not redone
+    files = listed_files(get_settings(), args.project)  # the file list alone: no vector store needed
     _show_notices()
-    for f in project.manifest().file_summaries:
+    for f in files:
         print(f"{f.filename}\t{f.uploaded_at}\t{f.chunk_count} passages\t{f.status}\t{f.summary}")
     return 0
 
@@ -228,7 +229,10 @@ def cmd_reindex(args) -> int:
     project = Project.open(_services(), args.project)
     if args.force:
         print(_force_plan(project), file=sys.stderr, flush=True)  # said before it is done
-    print(reindex(project, _progress_bar, force=args.force))
+    done = reindex(project, _progress_bar, force=args.force)
+    if project.kept_index:  # nothing was built: the index there was stays in use
+        raise ForgeError(done)
+    print(done)
     return 0
 
 
@@ -237,8 +241,8 @@ def _force_plan(project) -> str:
     turns = project.ws.load_state().turn_count
     where = (f"{project.store.location}, every clone's files and turns included" if project.store.shared
              else project.store.location)
-    return (f"Dropping the vectors of '{project.ws.slug}' in {where}, then re-embedding this clone's "
-            f"{files} file(s) and {turns} turn(s); other clones add theirs back when they next open it.")
+    return (f"Re-embedding this clone's {files} file(s) and {turns} turn(s) of '{project.ws.slug}', then replacing "
+            f"the vectors in {where} with them; other clones add theirs back when they next open it.")
 
 
 def cmd_doctor(args) -> int:
@@ -304,6 +308,11 @@ def cmd_chat(args) -> int:
     _show_notices()
     offline_notice = not project.services.llm.online  # said once per invocation, on stderr: never in a reply
     wait_s = get_settings().chat_busy_wait_s
+    # A reply's save waits for another command's write (an upload embeds its files holding it) as it would
+    # for another turn, and says so.
+    project.ws.lock_wait_s = max(project.ws.lock_wait_s, wait_s)
+    project.on_wait = lambda text: print(text, file=sys.stderr, flush=True)
+    failed = 0
     messages = args.message if args.message else (line.rstrip("\n") for line in sys.stdin)
     for message in messages:
         if not message.strip():
@@ -320,10 +329,12 @@ def cmd_chat(args) -> int:
                     offline_notice = False
                 _answer(project, message, args.json, args.verbose)
         except ForgeError as exc:
-            # Never lose what the PM typed: say what happened and give the message back.
-            raise ForgeError(f"{str(exc).rstrip('.')}. Your message was not saved; here it is to send again:"
-                             f"\n{message}") from None
-    return 0
+            # Never lose what the PM typed: say what happened, give the message back, go on with the next.
+            _show_notices(but=str(exc))
+            print(f"{str(exc).rstrip('.')}. Your message was not saved; here it is to send again:\n{message}",
+                  file=sys.stderr, flush=True)
+            failed += 1
+    return 1 if failed else 0
 
 
 def _answer(project, message: str, as_json: bool, verbose: bool = False) -> None:

@@ -21,6 +21,7 @@ from pmforge.core.models import (
     TurnRecord,
 )
 from pmforge.core.tokens import count_tokens
+from pmforge.index.client import StoreUnavailable
 from pmforge.interviewer.rules import RouteInputs
 from pmforge.knowledge import Catalogue
 from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
@@ -48,11 +49,16 @@ class PendingTurn:
         self.seen = project.ws.state_signature()  # before loading: see state_signature
         self.state = project.state()
         if any(not t.indexed for t in self.state.turns):
-            with project.ws.marked_operation("remember earlier turns"):
+            with project.write_window(), project.ws.marked_operation("remember earlier turns"):
                 self.state = project.state()  # under the lock: another window may have remembered them
                 # Marks each turn in the transcript (a patch line) as it is remembered: no state.json save.
-                catch_up(project.store, project.services.embedder, project.services.llm, self.state, settings,
-                         ws=project.ws)
+                try:
+                    catch_up(project.store, project.services.embedder, project.services.llm, self.state, settings,
+                             ws=project.ws)
+                except StoreUnavailable:
+                    raise  # every search of this turn would wait on it too
+                except ForgeError as exc:  # e.g. no embedder for the index in use: this reply needs none
+                    log.warning("earlier turns of %s not yet remembered: %s", project.ws.slug, exc)
                 self.seen = project.ws.state_signature()
         self.number = self.state.turn_count + 1
         self.message, self.pasted = set_aside_paste(project, message, self.number)

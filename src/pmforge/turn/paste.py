@@ -10,6 +10,7 @@ document, it is data, never the PM's instruction (`render.own_words` drops it).
 
 from __future__ import annotations
 
+from pmforge.ingest.pipeline import PASTE_PREFIX, ingest_file
 from pmforge.project.project import Project
 from pmforge.prompt import render
 from pmforge.understand import extractive
@@ -18,8 +19,6 @@ from pmforge.understand import extractive
 def pasted_name(turn_number: int) -> str:
     """The prefix is reserved for pastes: an upload named like this is stored under another name
     (see ingest.pipeline.PASTE_PREFIX), so a paste can never replace one of the PM's files."""
-    from pmforge.ingest.pipeline import PASTE_PREFIX  # the ingestion modules load only when a paste needs them
-
     return f"{PASTE_PREFIX}{turn_number}.md"
 
 
@@ -27,8 +26,6 @@ def set_aside_paste(project: Project, message: str, turn_number: int) -> tuple[s
     """Returns (the message the turn works with, the pasted file's name or None)."""
     if len(message) <= project.settings.paste_threshold_chars:
         return message, None
-    from pmforge.ingest.pipeline import ingest_file
-
     name = pasted_name(turn_number)
     result = ingest_file(project, name, message.encode("utf-8"), named_by_forge=True)
     head = extractive.clip_words(" ".join(message.split()), 60)

@@ -3,8 +3,11 @@ transcript (nothing dropped), or drop and rebuild it (`--force`)."""
 
 from __future__ import annotations
 
+import copy
+
 from pmforge.core.errors import ForgeError
 from pmforge.core.words import counted
+from pmforge.index.client import StoreUnavailable
 from pmforge.ingest.pipeline import Progress, quiet, reindex_file
 from pmforge.project.project import Project
 from pmforge.turn.remember import asked_before, catch_up, remember, summarize_turn
@@ -16,10 +19,11 @@ def reindex(project: Project, progress: Progress | None = None, force: bool = Fa
     embedded again), turns the memory lacks are remembered, keyword caches behind their collection are
     rebuilt from the texts Chroma holds. Nothing is dropped, so it is safe on a store other clones share.
 
-    `force` (`forge reindex --force`, the only way anything is dropped): drop the project's collections —
-    on a shared server every clone's — and rebuild them from this clone's files and transcript, holding the
+    `force` (`forge reindex --force`, the only way anything is dropped): replace the project's collections —
+    on a shared server every clone's — with ones rebuilt from this clone's files and transcript, holding the
     project's lease. An embedded store is this clone's alone: vectors of another embedder are rebuilt there
-    without asking, as a fresh clone's would be."""
+    without asking, as a fresh clone's would be; when the new embedder cannot build them, the project goes
+    on with the index it has (Project.keep_index) and the sentence returned says so."""
     progress = progress or quiet
     store = project.store
     mismatch = store.mismatched()
@@ -29,7 +33,14 @@ def reindex(project: Project, progress: Progress | None = None, force: bool = Fa
                 f"The shared vectors of '{project.ws.slug}' were made with {mismatch}, not {store.signature}; "
                 f"run `forge reindex --force {project.ws.slug}` to rebuild them for every clone."
             )
-        force = True
+        try:
+            return _rebuild(project, progress)
+        except StoreUnavailable:
+            raise  # no index to keep using either
+        except ForgeError as exc:
+            if "/" not in mismatch:
+                raise  # collections that do not name their embedder cannot be searched with it
+            return project.keep_index(mismatch, exc)
     return _rebuild(project, progress) if force else _catch_up(project, progress)
 
 
@@ -66,26 +77,33 @@ def _catch_up(project: Project, progress: Progress) -> str:
 
 
 def _rebuild(project: Project, progress: Progress) -> str:
-    """Drop and rebuild, holding the project's lease (renewed between files) so no other clone drops or
-    deletes at the same time."""
+    """Rebuild beside the index in use, which is replaced only once the new one is complete: an embedder
+    failing half-way drops nothing. Holds the project's lease (renewed between files) so no other clone
+    drops or deletes at the same time."""
     ws, store = project.ws, project.store
     with ws.marked_operation("reindex --force"), store.lease("rebuilding") as lease:
-        store.drop_all()
-        manifest = ws.load_manifest()
-        files = [f for f in manifest.file_summaries if f.indexed]
-        for i, entry in enumerate(files):
-            progress(f"Re-indexing {entry.filename}", i, len(files))
-            reindex_file(project, entry)
-            lease.renew()
+        building = copy.copy(project)
+        building.store = store.beside()
+        try:
+            manifest = ws.load_manifest()
+            files = [f for f in manifest.file_summaries if f.indexed]
+            for i, entry in enumerate(files):
+                progress(f"Re-indexing {entry.filename}", i, len(files))
+                reindex_file(building, entry)
+                lease.renew()
+            state = ws.load_state()
+            for i, turn in enumerate(state.turns):
+                progress("Re-indexing conversation", i, len(state.turns))
+                asked = asked_before(state.turns, i)
+                if not turn.summary:
+                    turn.summary = summarize_turn(project.services.llm, turn.user, turn.assistant, project.settings,
+                                                  asked)
+                remember(building.store, project.services.embedder, turn, asked)
+                turn.indexed = True
+            store.take_over_from(building.store)
+        finally:
+            building.store.discard()
         ws.save_manifest(manifest)
-        state = ws.load_state()
-        for i, turn in enumerate(state.turns):
-            progress("Re-indexing conversation", i, len(state.turns))
-            asked = asked_before(state.turns, i)
-            if not turn.summary:
-                turn.summary = summarize_turn(project.services.llm, turn.user, turn.assistant, project.settings, asked)
-            remember(project.store, project.services.embedder, turn, asked)
-            turn.indexed = True
         ws.save_state(state)
     progress("Done", 1, 1)
     return f"Re-indexed {len(files)} files and {len(state.turns)} turns with {project.store.signature}."
