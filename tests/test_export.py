@@ -146,9 +146,12 @@ def test_the_app_offers_a_turns_files_under_its_reply_and_exports_the_transcript
     written = sorted(p.name for p in folder.glob("problem-brief-*"))
     replies = [m for m in app.chat_message if m.name == "assistant"]
     assert [b.label for b in replies[0].get("download_button")] == []
-    under_reply = [b.label for b in replies[1].get("download_button")]
+    under_reply = [b.label for b in replies[1].get("download_button") if not b.label.startswith("Transcript")]
     assert sorted(under_reply) == written and len(written) == 2
 
+    # Export sits with the latest reply (reachable without scrolling back up a long session), and only there.
+    assert [p.proto.popover.label for p in replies[1].get("popover")].count("Export") == 1
+    assert "Export" not in [p.proto.popover.label for p in replies[0].get("popover")]
     export = next(p for p in app.get("popover") if p.proto.popover.label == "Export")
     assert [b.label for b in export.get("download_button")] == ["Transcript (.md)", "Transcript (.docx)"]
     assert not export.markdown and not export.caption  # buttons only
