@@ -170,7 +170,8 @@ class OfflineLLM(LLM):
             parts.append("To stress-test an option next, say which (e.g. “let's evaluate the vendor's tool”).")
         if any("- Still open:" in p for p in parts):  # never "has what it needs" beside a list of open items
             parts = [p for p in parts if "has what it needs" not in p]
-        return "\n\n".join(p for p in parts if p)
+        # Never silent: a reply with nothing to record, ask or quote still says it heard the PM.
+        return "\n\n".join(p for p in parts if p) or "Noted — let's keep going."
 
 
 _BOOKKEEPING = {"record_probe", "record_pattern", "update_conversation_summary"}  # never acknowledged
