@@ -38,8 +38,9 @@ _HOW_MUCH = re.compile(r"\bhow much\b|\bwhat (?:is |was |'s |did )?(?:the )?(?:p
 _HOW_MANY = re.compile(r"\bhow (?:many|long|often|far|big|large|fast|slow)\b|\bwhat (?:is |was |'s )?(?:the )?"
                        r"(?:share|percent|percentage|proportion|number|rate|median|average|mean|count|total|"
                        r"volume|size|headcount|score|nps|sla)\b", re.I)
-_HOW_LONG = re.compile(r"\bhow long\b|\bhow many (?:minutes|hours|days|weeks|months|quarters|years)\b|"
-                       r"\bwhat (?:is |was |'s )?(?:the )?(?:duration|length|timeline|time frame)\b", re.I)
+# "How many hours…" stays a count: a table's "Avg hours" column holds a bare number, not "5 hours".
+_HOW_LONG = re.compile(r"\bhow long\b|\bwhat (?:is |was |'s )?(?:the )?(?:duration|length|timeline|time frame)\b",
+                       re.I)
 _SPELLED = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|eighteen|twenty|thirty|"
             r"forty|fifty|sixty|a few|several|a couple of)")
 _DURATION = re.compile(rf"\b(?:\d+(?:[.,]\d+)?|{_SPELLED})(?:\s*(?:to|-|–)\s*(?:\d+|{_SPELLED}))?[\s-]"
