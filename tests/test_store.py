@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 
 import pytest
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_fixed
 
 from chroma_server import ChromaServer
 from docs import PLAN, research_docx
 from pmforge.core.errors import ForgeError
-from pmforge.index.collections import CONVERSATIONS, DOCUMENTS, MEMORY, EmbedderMismatch, ProjectStore
+from pmforge.index.collections import CONVERSATIONS, DOCUMENTS, MEMORY, EmbedderMismatch, ProjectStore, _busy
 from pmforge.index.retrieval import Query, find_parents, find_turns
 from pmforge.ingest.pipeline import delete_file, ingest_file
 from pmforge.project.project import Project
@@ -101,7 +102,12 @@ def test_memory_collections_save_their_index_often_even_when_made_before(backend
     for name in (CONVERSATIONS, MEMORY):
         collection = project.store.collection(name)
         assert collection.configuration["hnsw"]["sync_threshold"] == wanted
-        collection.modify(configuration={"hnsw": {"sync_threshold": 1000}})  # as an earlier Forge made it
+        # As an earlier Forge made it. A raw client call: on the suite's shared server another worker's write
+        # can make SQLite answer "database is locked", which Forge's own calls wait out; so does this one.
+        for attempt in Retrying(retry=retry_if_exception(_busy), stop=stop_after_delay(30), wait=wait_fixed(0.2),
+                                reraise=True):
+            with attempt:
+                collection.modify(configuration={"hnsw": {"sync_threshold": 1000}})
     again = Project.open(backend, project.ws.slug)
     for name in (CONVERSATIONS, MEMORY):
         assert again.store.collection(name).configuration["hnsw"]["sync_threshold"] == wanted
