@@ -33,6 +33,7 @@ from pmforge.llm.base import ChatRequest, SystemBlock
 from pmforge.project.project import Project
 from pmforge.project.services import Services
 from pmforge.turn.orchestrator import run_turn
+from test_faults import one_sentence, snapshot
 
 ROUTE = {"action": "ask_questions", "mode": "mode_1", "next_probe": "solution_problem_separation", "patterns": [],
          "requires_retrieval": False, "retrieval_query": "", "reasoning": "The model decided."}
@@ -63,16 +64,6 @@ def make_project(bad, isolated_env, monkeypatch):
         return Project.create(Services.from_settings(config.get_settings()), "Shrink")
 
     return make
-
-
-def one_sentence(message: str) -> bool:
-    return bool(message) and message.endswith(".") and ". " not in message.rstrip(".") and "\n" not in message
-
-
-def snapshot(project: Project) -> dict[str, bytes | None]:
-    ws = project.ws
-    return {p.name: (p.read_bytes() if p.exists() else None)
-            for p in (ws.state_path, ws.manifest_path, ws.context_path)}
 
 
 def fails_cleanly(project: Project, match: str) -> str:

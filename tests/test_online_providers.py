@@ -20,6 +20,7 @@ from pmforge.project.services import Services
 from pmforge.tools.assumptions import RegisterAssumption
 from pmforge.turn.orchestrator import run_turn
 from stubs import deterministic_embedding, text_message, tool_use_message
+from test_faults import one_sentence
 
 ROUTE = {
     "action": "ask_questions", "mode": "mode_1", "next_probe": "solution_problem_separation", "patterns": [],
@@ -193,10 +194,6 @@ def test_api_keys_never_reach_the_workspace(stub, monkeypatch, isolated_env):
 
 
 # --------------------------------------------------------------------------- Forge's provider classes, one call
-
-
-def one_sentence(message: str) -> bool:
-    return bool(message) and message.endswith(".") and ". " not in message.rstrip(".") and "\n" not in message
 
 
 def reply_request(**fields) -> ChatRequest:

@@ -19,6 +19,7 @@ from pmforge.project.services import Services
 from pmforge.tools.assumptions import RegisterAssumption
 from pmforge.turn.orchestrator import run_turn, start_turn
 from stubs import DROP, delayed, error_reply, openai_text, openai_tool_calls
+from test_faults import one_sentence, snapshot
 
 ROUTE = {
     "action": "ask_questions", "mode": "mode_1", "next_probe": "solution_problem_separation", "patterns": [],
@@ -73,16 +74,6 @@ def served(openai_services, stub) -> Project:
 
 def phase_b(stub) -> list[dict]:
     return [r for r in stub.openai_requests() if r.get("stream")]
-
-
-def one_sentence(message: str) -> bool:
-    return bool(message) and message.endswith(".") and ". " not in message.rstrip(".") and "\n" not in message
-
-
-def snapshot(project: Project) -> dict[str, bytes | None]:
-    ws = project.ws
-    return {p.name: (p.read_bytes() if p.exists() else None)
-            for p in (ws.state_path, ws.manifest_path, ws.context_path)}
 
 
 # --------------------------------------------------------------------------- routing
