@@ -6,10 +6,32 @@ from __future__ import annotations
 from pathlib import Path
 
 from forge_cli import run_forge
-from pmforge.core.models import Assumption, Manifest, SessionState, ToolCallRecord
+from pmforge.core.models import Assumption, Manifest, SessionState, Stakeholder, ToolCallRecord
+from pmforge.core.workspace import Workspace
 from pmforge.knowledge import builtin_catalogue
 from pmforge.project.project import Project
-from pmforge.tools import ToolContext, run_tool
+from pmforge.tools import TOOLS, ToolContext, run_tool, tool_call
+from pmforge.tools.assumptions import (
+    EditAssumption,
+    RegisterAssumption,
+    RetireAssumption,
+    UpdateAssumptionConfidence,
+    UpdateAssumptionStatus,
+)
+from pmforge.tools.brief import (
+    AddDecisionCriterion,
+    AddStakeholder,
+    CorrectFact,
+    RemoveDecisionCriterion,
+    RemoveStakeholder,
+    UpdateProblemContext,
+    UpdateProblemStatement,
+    UpdateStakeholder,
+    UpdateSuccessMetrics,
+    UpdateTargetAudience,
+)
+from pmforge.tools.session import CompleteMode, GenerateArtifact, UpdateOrgContext
+from pmforge.tools.solution import SetBuildVsBuy, SetGoNoGo, SetRiskAssessment, SetSolutionInfo, SetValidationPlan
 from pmforge.turn.acknowledge import HEADING, acknowledgement, acknowledgement_lines
 from pmforge.turn.orchestrator import run_turn, start_turn, working_copy
 from stubs import text_message, tool_use_message
@@ -171,3 +193,61 @@ def test_forge_chat_says_it_is_offline_once_on_stderr_and_never_in_a_reply(isola
     assert done.stderr.count("[turn ") == 2
     turns = (Path(isolated_env) / "projects" / "notice" / "turns.jsonl").read_text()
     assert "ANTHROPIC_API_KEY" not in turns
+
+
+# ---------------------------------------------------------------- every tool, walked from the registry
+
+def _state_with_something_of_each() -> SessionState:
+    state = register(("A1", "Stores have a handheld scanner", []), ("A2", "Counts can be scanned", ["A1"]))
+    state.problem_brief.problem_statement = "Fresh shrink runs at 4.8% of produce sales in 62 stores."
+    state.problem_brief.stakeholders.append(Stakeholder(name="Maria Lopez", role="decision_authority"))
+    state.problem_brief.decision_criteria.proceed_if.append("Counts take under ten minutes")
+    return state
+
+
+# One call a PM's session could make of each tool, keyed by the tool's argument model (never its name).
+SAMPLE_CALLS: dict[type, dict] = {
+    RegisterAssumption: {"claim": "Managers read the weekly report", "type": "value", "impact": "high"},
+    UpdateAssumptionStatus: {"id": "A1", "status": "invalidated", "reason": "No store has one."},
+    UpdateAssumptionConfidence: {"id": "A1", "confidence": "informed", "reason": "Ops said so."},
+    EditAssumption: {"id": "A2", "claim": "Counts can be scanned in aisle", "reason": "Sharper."},
+    RetireAssumption: {"id": "A2", "reason": "No longer relevant."},
+    UpdateProblemStatement: {"problem_statement": "Produce is thrown away because orders ignore the weather."},
+    UpdateTargetAudience: {"target_audience": "Produce managers in 62 stores"},
+    AddStakeholder: {"name": "Dev Patel", "role": "execution_dependency"},
+    UpdateStakeholder: {"name": "Maria Lopez", "notes": "Wants a pilot first."},
+    RemoveStakeholder: {"name": "Maria Lopez", "reason": "Left the company."},
+    CorrectFact: {"old": "4.8%", "new": "3.4%", "reason": "Finance's figure."},
+    UpdateSuccessMetrics: {"lagging": ["Shrink down to 3% by Q4"]},
+    UpdateProblemContext: {"why_now": "The Q3 results showed shrink doubling."},
+    AddDecisionCriterion: {"kind": "do_not_proceed_if", "criterion": "Out-of-stocks rise by 2 points"},
+    RemoveDecisionCriterion: {"kind": "proceed_if", "criterion": "Counts take under ten minutes"},
+    UpdateOrgContext: {"org_context": "We run 62 grocery stores."},
+    SetSolutionInfo: {"name": "Weekly count app", "description": "Managers count produce on a phone each week."},
+    SetRiskAssessment: {"dimension": "usability", "level": "medium", "summary": "Counting takes time."},
+    SetBuildVsBuy: {"recommendation": "buy", "rationale": "Two vendors do this already."},
+    SetValidationPlan: {"approach": "pilot", "timeline": "eight weeks"},
+    SetGoNoGo: {"recommendation": "go"},
+    CompleteMode: {"mode": "mode_1"},
+    GenerateArtifact: {"kind": "assumption_register"},
+}
+
+
+def test_every_tool_either_tells_the_pm_what_it_recorded_or_is_bookkeeping(tmp_path: Path):
+    """Walks the registry: a tool added without a line for the PM (or a bookkeeping mark) fails here."""
+    for tool in TOOLS.values():
+        assert (tool.acknowledge is None) == tool.bookkeeping, tool.name
+    told = {tool.model for tool in TOOLS.values() if not tool.bookkeeping}
+    assert set(SAMPLE_CALLS) == told
+
+    before = _state_with_something_of_each()
+    for model, arguments in SAMPLE_CALLS.items():
+        name, _ = tool_call(model, arguments)
+        ctx = ToolContext(state=working_copy(before), manifest=Manifest(), turn_number=4,
+                          catalogue=builtin_catalogue(), workspace=Workspace(tmp_path / "p"),
+                          pm_words="Let's wrap up. We run 62 grocery stores.")
+        ok, result = run_tool(name, arguments, ctx)
+        assert ok, (name, result)
+        call = ToolCallRecord(name=name, input=arguments, ok=ok, result=result)
+        lines = acknowledgement_lines([call], before, ctx.state)
+        assert len(lines) == 1 and lines[0].strip(), (name, lines)

@@ -25,6 +25,8 @@ from pmforge.interviewer.rules import ROUTE_TOOL, read_message, rule_route
 from pmforge.knowledge import Catalogue
 from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
 from pmforge.prompt.render import own_words
+from pmforge.tools import TOOLS, tool_call, tool_for
+from pmforge.tools.session import CompleteMode, GenerateArtifact, RecordPattern
 from pmforge.understand import Understanding, extractive, filled_slots
 from pmforge.understand import text as t
 
@@ -132,13 +134,13 @@ class OfflineLLM(LLM):
         calls = [] if filler else offline_plan.tool_calls(u, state, mode, ctx.org_context, entering, ctx.turn_number)
         if d.action == "complete_mode":
             kind = "problem_brief" if d.mode == "mode_1" else "solution_evaluation"
-            calls.append(("complete_mode", {"mode": d.mode}))
-            if not any(name == "generate_artifact" for name, _ in calls):
-                calls.append(("generate_artifact", {"kind": kind}))
+            calls.append(tool_call(CompleteMode, {"mode": d.mode}))
+            if not any(name == tool_for(GenerateArtifact).name for name, _ in calls):
+                calls.append(tool_call(GenerateArtifact, {"kind": kind}))
         for pid in d.patterns[:1]:
             pattern = ctx.catalogue.find_pattern(pid)
             if pattern:
-                calls.append(("record_pattern", {"pattern": pattern.id,
+                calls.append(tool_call(RecordPattern, {"pattern": pattern.id,
                                                  "evidence": extractive.clip_words(words, 30)}))
         uses = [ToolUse(id=f"offline_{next(ids)}", name=name, input=args) for name, args in calls]
         if not uses:
@@ -174,7 +176,7 @@ class OfflineLLM(LLM):
         return "\n\n".join(p for p in parts if p) or "Noted — let's keep going."
 
 
-_BOOKKEEPING = {"record_probe", "record_pattern", "update_conversation_summary"}  # never acknowledged
+_BOOKKEEPING = {tool.name for tool in TOOLS.values() if tool.bookkeeping}  # never acknowledged
 
 
 def _recorded(messages: list[dict]) -> bool:

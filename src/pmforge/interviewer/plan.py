@@ -14,7 +14,22 @@ from __future__ import annotations
 import re
 
 from pmforge.core.models import SessionState, Stakeholder
-from pmforge.tools.brief import apply_correction
+from pmforge.tools import tool_call
+from pmforge.tools.assumptions import RegisterAssumption, UpdateAssumptionStatus
+from pmforge.tools.brief import (
+    AddDecisionCriterion,
+    AddStakeholder,
+    CorrectFact,
+    RemoveStakeholder,
+    UpdateProblemContext,
+    UpdateProblemStatement,
+    UpdateStakeholder,
+    UpdateSuccessMetrics,
+    UpdateTargetAudience,
+    apply_correction,
+)
+from pmforge.tools.session import GenerateArtifact, RecordProbe, UpdateOrgContext
+from pmforge.tools.solution import SetBuildVsBuy, SetRiskAssessment, SetSolutionInfo, SetValidationPlan
 from pmforge.understand import Understanding, fields, nlp
 from pmforge.understand import text as t
 from pmforge.understand.model import Fact, Person
@@ -165,7 +180,7 @@ def _stakeholder_calls(people: list[Person], state: SessionState, departed: set[
         if existing is None:
             add = {"name": t.clip_words(name, 8)[:120], "role": person.role, "notes": note[:_NOTE_CHARS]}
             planned[folded] = add
-            calls.append(("add_stakeholder", add))
+            calls.append(tool_call(AddStakeholder, add))
             continue
         update: dict = {"name": existing.name}
         if person.role != "other" and existing.role in ("other", "pain_holder") and existing.role != person.role:
@@ -174,7 +189,7 @@ def _stakeholder_calls(people: list[Person], state: SessionState, departed: set[
         if notes != existing.notes:
             update["notes"] = notes
         if len(update) > 1:
-            calls.append(("update_stakeholder", update))
+            calls.append(tool_call(UpdateStakeholder, update))
     return calls
 
 
@@ -217,7 +232,7 @@ def _risk_calls(u: Understanding, state: SessionState) -> list[tuple[str, dict]]
         stated = next((f.level for f in reversed(facts) if f.level), "")
         level = _risk_level(stated, supporting, against, current.level)
         summary = _clause(max(facts, key=lambda f: f.score).text, 30)
-        calls.append(("set_risk_assessment", {
+        calls.append(tool_call(SetRiskAssessment, {
             "dimension": dim, "level": level, "summary": summary[:600],
             "evidence_for": supporting, "evidence_against": against}))
     return calls
@@ -264,7 +279,7 @@ def _mode_2_calls(u: Understanding, state: SessionState, entering: bool) -> list
     evaluation = state.solution_evaluation
     name = u.solution_name or evaluation.solution_name
     if entering or (u.slot("solution") and name):
-        calls.append(("set_solution_info", {"name": (name or "The proposed solution")[:120],
+        calls.append(tool_call(SetSolutionInfo, {"name": (name or "The proposed solution")[:120],
                                             "description": _solution_description(u, state, name)}))
     calls += _risk_calls(u, state)
     build = u.slot("build_vs_buy")
@@ -272,7 +287,7 @@ def _mode_2_calls(u: Understanding, state: SessionState, entering: bool) -> list
         current = evaluation.build_vs_buy
         recommendation = next((f.detail for f in reversed(build) if f.detail), current.recommendation)
         rationale = compose(current.rationale, build, "build_vs_buy", 4, 120)
-        calls.append(("set_build_vs_buy", {
+        calls.append(tool_call(SetBuildVsBuy, {
             "recommendation": recommendation, "rationale": rationale,
             "options_considered": _merge(current.options_considered,
                                          [o for f in build for o in _options(u, f.text)], limit=6)}))
@@ -283,7 +298,7 @@ def _mode_2_calls(u: Understanding, state: SessionState, entering: bool) -> list
         approach = next((f.subject for f in validation if f.subject), "") or plan.approach or "pilot"
         timeline = next((f.detail for f in validation if f.detail), "") or plan.timeline
         riskiest = plan.riskiest_assumption or _best_assumption(state, " ".join(f.text for f in validation))
-        calls.append(("set_validation_plan", {
+        calls.append(tool_call(SetValidationPlan, {
             "riskiest_assumption": riskiest, "approach": approach[:200],
             "description": compose(plan.description, validation, "validation", 4, 120), "timeline": timeline[:200],
             "success_criteria": _merge(plan.success_criteria, criteria)}))
@@ -303,9 +318,9 @@ def tool_calls(u: Understanding, state: SessionState, mode: str, org_context: st
         for correction in u.corrections:
             apply_correction(state, correction.old, correction.new, turn_number, "")
     for answer in u.probes:
-        calls.append(("record_probe", {"probe": answer.probe, "evidence": t.clip_words(answer.evidence, 60)[:400]}))
+        calls.append(tool_call(RecordProbe, {"probe": answer.probe, "evidence": t.clip_words(answer.evidence, 60)[:400]}))
     for correction in u.corrections:
-        calls.append(("correct_fact", {"old": correction.old, "new": correction.new,
+        calls.append(tool_call(CorrectFact, {"old": correction.old, "new": correction.new,
                                        "reason": t.clip_words(correction.sentence, 50)[:300]}))
     departed: set[str] = set()
     for departure in u.departures:
@@ -313,21 +328,21 @@ def tool_calls(u: Understanding, state: SessionState, mode: str, org_context: st
         if old is None:
             continue
         departed.add(old.name.casefold())
-        calls.append(("remove_stakeholder", {"name": old.name, "reason": t.clip_words(departure.sentence, 40)}))
+        calls.append(tool_call(RemoveStakeholder, {"name": old.name, "reason": t.clip_words(departure.sentence, 40)}))
         first = old.name.split()[0]
         for other in state.problem_brief.stakeholders:
             # The one who left must leave the others' notes too, or the brief still names them.
             if other is not old and re.search(r"\b" + re.escape(first) + r"\b", other.notes):
                 kept = [s for s in other.notes.split(";") if not re.search(r"\b" + re.escape(first) + r"\b", s)]
-                calls.append(("update_stakeholder", {"name": other.name, "notes": ";".join(kept).strip()}))
+                calls.append(tool_call(UpdateStakeholder, {"name": other.name, "notes": ";".join(kept).strip()}))
         if departure.replacement and find_stakeholder(state, departure.replacement) is None:
             departed.add(departure.replacement.casefold())
             title = old.notes.split(";")[0].strip() if old.notes else ""
-            calls.append(("add_stakeholder", {"name": departure.replacement, "role": old.role,
+            calls.append(tool_call(AddStakeholder, {"name": departure.replacement, "role": old.role,
                                               "notes": "; ".join(p for p in (title, f"took over from {old.name}")
                                                                  if p)}))
     for change in u.status_changes:
-        calls.append(("update_assumption_status", {"id": change.assumption_id, "status": change.status,
+        calls.append(tool_call(UpdateAssumptionStatus, {"id": change.assumption_id, "status": change.status,
                                                    "reason": change.reason[:400]}))
     known = [a.claim for a in state.assumptions if not a.retired]
     for hedge in u.hedges:
@@ -336,7 +351,7 @@ def tool_calls(u: Understanding, state: SessionState, mode: str, org_context: st
         known.append(hedge.claim)
         basis = (f"Turn {turn_number}: {hedge.evidence}" if hedge.evidence
                  else f"Turn {turn_number}: said as a belief, not yet checked")
-        calls.append(("register_assumption", {
+        calls.append(tool_call(RegisterAssumption, {
             "claim": hedge.claim[:400], "type": hedge.type, "impact": hedge.impact, "confidence": "guessed",
             "basis": t.clip_words(basis, 60)[:400]}))
 
@@ -346,12 +361,12 @@ def tool_calls(u: Understanding, state: SessionState, mode: str, org_context: st
         statement = compose(brief.problem_statement, problem, "problem", PROBLEM_SENTENCES, PROBLEM_WORDS,
                             prefer_numbers=True)
         if statement != brief.problem_statement and len(statement) >= 10:
-            calls.append(("update_problem_statement", {"problem_statement": statement}))
+            calls.append(tool_call(UpdateProblemStatement, {"problem_statement": statement}))
     audience = u.slot("audience")
     if audience:
         merged = compose(brief.target_audience, audience, "audience", AUDIENCE_SENTENCES, AUDIENCE_WORDS)
         if merged != brief.target_audience and len(merged) >= 3:
-            calls.append(("update_target_audience", {"target_audience": merged}))
+            calls.append(tool_call(UpdateTargetAudience, {"target_audience": merged}))
     options = {o.casefold() for o in u.options} | {o.casefold() for o in
                                                    state.solution_evaluation.build_vs_buy.options_considered}
     calls += _stakeholder_calls(u.people, state, departed, options)
@@ -364,23 +379,23 @@ def tool_calls(u: Understanding, state: SessionState, mode: str, org_context: st
             if merged_metrics != getattr(metrics, field):
                 changes[field] = merged_metrics
     if changes:
-        calls.append(("update_success_metrics", changes))
+        calls.append(tool_call(UpdateSuccessMetrics, changes))
     for kind in ("proceed_if", "do_not_proceed_if"):
         listed = getattr(brief.decision_criteria, kind)
         for fact in u.slot(kind):
             criterion = _clause(fact.text, 45)
             if len(criterion) >= 5 and not any(t.overlap(criterion, c) >= 0.7 for c in listed):
-                calls.append(("add_decision_criterion", {"kind": kind, "criterion": criterion[:300]}))
+                calls.append(tool_call(AddDecisionCriterion, {"kind": kind, "criterion": criterion[:300]}))
     context = _context_changes(u, state)
     if context:
-        calls.append(("update_problem_context", context))
+        calls.append(tool_call(UpdateProblemContext, context))
     org = [f.text for f in u.slot("org_context")]
     if org:
-        calls.append(("update_org_context", {"org_context": " ".join([org_context, *org]).strip()[:3000]}))
+        calls.append(tool_call(UpdateOrgContext, {"org_context": " ".join([org_context, *org]).strip()[:3000]}))
     if mode == "mode_2" or entering_mode_2:
         calls += _mode_2_calls(u, state, entering_mode_2)
     if u.intent == "artifact" and u.artifact_kind:
-        calls.append(("generate_artifact", {"kind": u.artifact_kind}))
+        calls.append(tool_call(GenerateArtifact, {"kind": u.artifact_kind}))
     return calls
 
 

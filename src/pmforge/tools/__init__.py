@@ -10,13 +10,26 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from pmforge.llm.base import ToolSpec
 from pmforge.tools import assumptions, brief, session, solution
 from pmforge.tools.base import Tool, ToolContext, ToolError
 
 TOOLS: dict[str, Tool] = {t.name: t for module in (assumptions, brief, solution, session) for t in module.TOOLS}
+_BY_MODEL: dict[type[BaseModel], Tool] = {t.model: t for t in TOOLS.values()}
+
+
+def tool_for(model: type[BaseModel]) -> Tool:
+    """The tool whose arguments `model` describes: how code outside this package names a tool (a renamed tool
+    then fails at import and in mypy, not at run time)."""
+    return _BY_MODEL[model]
+
+
+def tool_call(model: type[BaseModel], arguments: dict) -> tuple[str, dict]:
+    """A call to plan, as the loop runs it: the tool's name and its raw arguments (validated when it runs, so a
+    bad value comes back as an error result rather than stopping the plan)."""
+    return tool_for(model).name, arguments
 
 
 def tool_specs() -> list[ToolSpec]:
@@ -45,4 +58,4 @@ def run_tool(name: str, raw_input: dict, ctx: ToolContext) -> tuple[bool, str]:
         return False, str(exc)
 
 
-__all__ = ["TOOLS", "Tool", "ToolContext", "ToolError", "run_tool", "tool_specs"]
+__all__ = ["TOOLS", "Tool", "ToolContext", "ToolError", "run_tool", "tool_call", "tool_for", "tool_specs"]

@@ -17,7 +17,7 @@ from pmforge.core.models import (
     Impact,
     SessionState,
 )
-from pmforge.tools.base import ToolContext, ToolError, Toolset
+from pmforge.tools.base import ToolContext, ToolError, Toolset, and_list, quoted
 
 TOOLS = Toolset()  # every @TOOLS.add below
 
@@ -210,3 +210,69 @@ def retire_assumption(args: RetireAssumption, ctx: ToolContext) -> str:
     a.retired = True
     still = dependents(ctx.state, a.id)
     return f"{a.id} retired." + (f" Still resting on it: {', '.join(still)}; edit their depends_on." if still else "")
+
+
+# ---------------------------------------------------------------- what the PM is told
+
+
+@TOOLS.acknowledges(register_assumption)
+def _register(args: RegisterAssumption, before: SessionState, after: SessionState, _org: str) -> str | None:
+    claim = " ".join(args.claim.split()).casefold()
+    added = next((a for a in after.assumptions if " ".join(a.claim.split()).casefold() == claim), None)
+    if added is None or assumption_with_id(before, added.id) is not None:
+        return None  # already registered before this turn: nothing added
+    return f"Added {added.id} — {quoted(added.claim)}"
+
+
+@TOOLS.acknowledges(update_assumption_status)
+def _status(args: UpdateAssumptionStatus, before: SessionState, after: SessionState, _org: str) -> str | None:
+    now, then = assumption_with_id(after, args.id), assumption_with_id(before, args.id)
+    if now is None or (then is not None and then.status == now.status):
+        return None
+    line = f"{now.id} marked {now.status.replace('_', ' ')}"
+    if now.status == "invalidated":
+        was_active = {a.id for a in before.assumptions if a.status == "active"}
+        at_risk = [d for d in _all_dependents(after, now.id)
+                   if (dep := assumption_with_id(after, d)) is not None and dep.status == "at_risk"
+                   and d in was_active]
+        if at_risk:
+            line += f"; {and_list(at_risk)} now at risk"
+    elif now.status == "confirmed":
+        was_guessed = {a.id for a in before.assumptions if a.confidence == "guessed"}
+        upgraded = [d for d in _all_dependents(after, now.id)
+                    if (dep := assumption_with_id(after, d)) is not None and dep.confidence == "informed"
+                    and d in was_guessed]
+        if upgraded:
+            line += f"; {and_list(upgraded)} upgraded to informed"
+    return line
+
+
+@TOOLS.acknowledges(update_assumption_confidence)
+def _confidence(args: UpdateAssumptionConfidence, before: SessionState, after: SessionState, _org: str) -> str | None:
+    now, then = assumption_with_id(after, args.id), assumption_with_id(before, args.id)
+    if now is None or (then is not None and then.confidence == now.confidence):
+        return None
+    return f"{now.id} confidence now {now.confidence}"
+
+
+@TOOLS.acknowledges(edit_assumption)
+def _edit(args: EditAssumption, before: SessionState, after: SessionState, _org: str) -> str | None:
+    now, then = assumption_with_id(after, args.id), assumption_with_id(before, args.id)
+    if now is None:
+        return None
+    fields = [f for f in args.model_dump(exclude={"id", "reason"}, exclude_none=True)
+              if then is None or getattr(then, f) != getattr(now, f)]
+    if not fields:
+        return None
+    if fields == ["claim"]:
+        return f"{now.id} now reads — {quoted(now.claim)}"
+    return f"{now.id} edited ({', '.join(f.replace('_', ' ') for f in fields)})"
+
+
+@TOOLS.acknowledges(retire_assumption)
+def _retire(args: RetireAssumption, before: SessionState, after: SessionState, _org: str) -> str | None:
+    now, then = assumption_with_id(after, args.id), assumption_with_id(before, args.id)
+    if now is None or not now.retired or (then is not None and then.retired):
+        return None
+    still = dependents(after, now.id)
+    return f"{now.id} retired" + (f"; {and_list(still)} still rest on it" if still else "")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, get_type_hints
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable, get_type_hints
 
 from pydantic import BaseModel
 
@@ -11,6 +11,7 @@ from pmforge.core.models import Manifest, RoutingDecision, SessionState
 from pmforge.core.workspace import Workspace
 from pmforge.knowledge import Catalogue
 from pmforge.llm.base import ToolSpec, model_schema
+from pmforge.understand.text import clip_words
 
 if TYPE_CHECKING:
     from pmforge.outputs.artifacts import PreparedArtifact
@@ -49,20 +50,28 @@ class ToolError(Exception):
     """Told back to the model as an `is_error` tool result."""
 
 
+# What the PM is told a successful call recorded: from the validated arguments, the state before and after
+# the turn's tools ran, and the organisation context as the turn began. None when the call changed nothing.
+Acknowledge = Callable[[Any, SessionState, SessionState, str], "str | None"]
+
+
 @dataclass(frozen=True)
 class Tool:
-    """One tool: its argument model (docstring = description, fields = JSON schema) and its effect."""
+    """One tool: its argument model (docstring = description, fields = JSON schema), its effect, and the line
+    that tells the PM what it recorded — or `bookkeeping`, for Forge's own records the PM never asked for."""
 
     name: str
     model: type[BaseModel]
     effect: Callable[[BaseModel, ToolContext], str]
+    acknowledge: Acknowledge | None = None
+    bookkeeping: bool = False
 
     @classmethod
-    def of(cls, effect: Callable[[BaseModel, ToolContext], str]) -> "Tool":
+    def of(cls, effect: Callable[[BaseModel, ToolContext], str], bookkeeping: bool = False) -> "Tool":
         """The tool an effect function defines: named after the function, its arguments the model its first
         parameter is annotated with (so a tool's name and model are written once, where it is defined)."""
         model = next(iter(get_type_hints(effect).values()))
-        return cls(effect.__name__, model, effect)
+        return cls(effect.__name__, model, effect, bookkeeping=bookkeeping)
 
     def spec(self) -> ToolSpec:
         schema = model_schema(self.model)
@@ -72,8 +81,33 @@ class Tool:
 
 class Toolset(list):
     """A module's tools, in the order they are defined. `@TOOLS.add` above an effect function makes it a tool
-    (see Tool.of): nothing else names it."""
+    (see Tool.of): nothing else names it. `@TOOLS.acknowledges(effect)` above a function makes it that tool's
+    acknowledgement."""
 
     def add(self, effect: Callable) -> Callable:
         self.append(Tool.of(effect))
         return effect
+
+    def bookkeeping(self, effect: Callable) -> Callable:
+        self.append(Tool.of(effect, bookkeeping=True))
+        return effect
+
+    def acknowledges(self, effect: Callable) -> Callable[[Acknowledge], Acknowledge]:
+        def attach(acknowledge: Acknowledge) -> Acknowledge:
+            index = next(i for i, tool in enumerate(self) if tool.effect is effect)
+            self[index] = replace(self[index], acknowledge=acknowledge)
+            return acknowledge
+        return attach
+
+
+# ---------------------------------------------------------------- the wording acknowledgements share
+
+
+def quoted(text: str, words: int = 16) -> str:
+    """A recorded value on one line, short, without end punctuation (a trailing '?' would read as a
+    question Forge asked)."""
+    return clip_words(" ".join(str(text).split()), words).rstrip(" .?!;:")
+
+
+def and_list(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from pmforge.core.models import BriefChange, SessionState, Stakeholder, StakeholderRole
 from pmforge.tools.assumptions import record_change
-from pmforge.tools.base import ToolContext, ToolError, Toolset
+from pmforge.tools.base import ToolContext, ToolError, Toolset, and_list, quoted
 
 TOOLS = Toolset()  # every @TOOLS.add below
 
@@ -238,3 +238,114 @@ def update_problem_context(args: UpdateProblemContext, ctx: ToolContext) -> str:
     for field, value in given.items():
         setattr(brief, field, [v.strip() for v in value if v.strip()] if isinstance(value, list) else value.strip())
     return "Problem context updated (" + ", ".join(given) + ")."
+
+
+# ---------------------------------------------------------------- what the PM is told
+
+_ROLE_WORDS = {"decision_authority": "decision authority", "pain_holder": "someone who feels the pain",
+               "status_quo_beneficiary": "someone who benefits from today's way",
+               "execution_dependency": "someone who has to change or deliver", "other": "a stakeholder"}
+_METRIC_WORDS = {"leading": "leading indicator", "lagging": "lagging outcome", "anti_metrics": "anti-metric"}
+_CRITERION_WORDS = {"proceed_if": "go-ahead criterion", "do_not_proceed_if": "stop criterion"}
+_CONTEXT_WORDS = {"why_now": "why now", "tried_before": "tried before", "out_of_scope": "out of scope",
+                  "day_one_use_case": "day-one use case"}
+
+
+def _brief_text(field: str, label: str):
+    def ack(args, before, after, _org) -> str | None:
+        old, new = getattr(before.problem_brief, field), getattr(after.problem_brief, field)
+        if old == new:
+            return None
+        return f"Problem brief: {label} {'updated' if old else 'recorded'} — {quoted(new, 12)}"
+    return ack
+
+
+TOOLS.acknowledges(update_problem_statement)(_brief_text("problem_statement", "problem statement"))
+TOOLS.acknowledges(update_target_audience)(_brief_text("target_audience", "target audience"))
+
+
+@TOOLS.acknowledges(update_problem_context)
+def _problem_context(args: UpdateProblemContext, before: SessionState, after: SessionState, _org: str) -> str | None:
+    parts = []
+    for field in args.model_dump(exclude_none=True):
+        old, new = getattr(before.problem_brief, field), getattr(after.problem_brief, field)
+        if old == new:
+            continue
+        if isinstance(new, list):
+            added = [item for item in new if item not in old]
+            parts.append(f"{_CONTEXT_WORDS[field]} — {quoted(added[-1], 12)}" if added
+                         else f"{_CONTEXT_WORDS[field]} updated")
+        else:
+            parts.append(f"{_CONTEXT_WORDS[field]} {'updated' if old else 'recorded'} — {quoted(new, 12)}")
+    return "Problem brief: " + "; ".join(parts) if parts else None
+
+
+@TOOLS.acknowledges(add_stakeholder)
+def _add_stakeholder(args: AddStakeholder, before: SessionState, after: SessionState, _org: str) -> str | None:
+    added = stakeholder_named(after, args.name)
+    if added is None or stakeholder_named(before, args.name) is not None:
+        return None
+    return f"{added.name} added as {_ROLE_WORDS.get(added.role, 'a stakeholder')}"
+
+
+@TOOLS.acknowledges(update_stakeholder)
+def _update_stakeholder(args: UpdateStakeholder, before: SessionState, after: SessionState, _org: str) -> str | None:
+    now, then = stakeholder_named(after, args.name), stakeholder_named(before, args.name)
+    if now is None:
+        return None
+    if then is None or now.role != then.role:
+        return f"{now.name} now listed as {_ROLE_WORDS.get(now.role, 'a stakeholder')}"
+    if now.validated and not then.validated:
+        return f"{now.name}: stance confirmed"
+    return f"{now.name}: notes updated" if now.notes != then.notes else None
+
+
+@TOOLS.acknowledges(remove_stakeholder)
+def _remove_stakeholder(args: RemoveStakeholder, before: SessionState, after: SessionState, _org: str) -> str | None:
+    gone = stakeholder_named(before, args.name)
+    if gone is None or stakeholder_named(after, args.name) is not None:
+        return None
+    return f"{gone.name} removed from the stakeholders (kept in the history)"
+
+
+@TOOLS.acknowledges(correct_fact)
+def _correct(args: CorrectFact, before: SessionState, after: SessionState, _org: str) -> str | None:
+    changes = [c for c in after.brief_history[len(before.brief_history):] if c.old == args.old]
+    if not changes:
+        return None
+    places = list(dict.fromkeys("the register" if c.field.startswith("register") else
+                                c.field.split(".")[0].replace("_", " ") for c in changes))
+    return f"Corrected {quoted(args.old, 8)} → {quoted(args.new, 8)} in {and_list(places)}"
+
+
+@TOOLS.acknowledges(update_success_metrics)
+def _metrics(args: UpdateSuccessMetrics, before: SessionState, after: SessionState, _org: str) -> str | None:
+    recorded: dict[str, list[str]] = {}  # metric text -> its kinds: one sentence that sets a target and its
+    updated: list[str] = []              # guardrail is quoted once, with both kinds
+    for field in args.model_dump(exclude_none=True):
+        old, new = getattr(before.problem_brief.success_metrics, field), getattr(
+            after.problem_brief.success_metrics, field)
+        added = [m for m in new if m not in old]
+        if added:
+            recorded.setdefault(quoted(added[-1], 12), []).append(_METRIC_WORDS[field])
+        elif new != old:
+            updated.append(f"{_METRIC_WORDS[field]}s updated")
+    parts = [f"{and_list(kinds)} recorded — {text}" for text, kinds in recorded.items()] + updated
+    return "Problem brief: " + "; ".join(parts) if parts else None
+
+
+@TOOLS.acknowledges(add_decision_criterion)
+def _add_criterion(args: AddDecisionCriterion, before: SessionState, after: SessionState, _org: str) -> str | None:
+    old = getattr(before.problem_brief.decision_criteria, args.kind)
+    new = getattr(after.problem_brief.decision_criteria, args.kind)
+    added = [c for c in new if c not in old and c.casefold() == args.criterion.strip().casefold()]
+    return f"Problem brief: {_CRITERION_WORDS[args.kind]} added — {quoted(added[0], 12)}" if added else None
+
+
+@TOOLS.acknowledges(remove_decision_criterion)
+def _remove_criterion(args: RemoveDecisionCriterion, before: SessionState,
+                      after: SessionState, _org: str) -> str | None:
+    old = getattr(before.problem_brief.decision_criteria, args.kind)
+    new = getattr(after.problem_brief.decision_criteria, args.kind)
+    gone = [c for c in old if c not in new]
+    return f"Problem brief: {_CRITERION_WORDS[args.kind]} removed — {quoted(gone[0], 12)}" if gone else None

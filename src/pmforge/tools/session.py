@@ -6,11 +6,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from pmforge.core.models import Mode
+from pmforge.core.models import Mode, SessionState
 from pmforge.outputs.artifacts import prepare
 from pmforge.outputs.briefs import problem_brief_markdown, solution_evaluation_markdown
 from pmforge.tools import guard
-from pmforge.tools.base import ToolContext, ToolError, Toolset
+from pmforge.tools.base import ToolContext, ToolError, Toolset, quoted
+from pmforge.understand.extractive import sentences
 
 TOOLS = Toolset()  # every @TOOLS.add below
 
@@ -22,7 +23,7 @@ class RecordProbe(BaseModel):
     evidence: str = Field("", max_length=400, description="What the PM said that satisfies it.")
 
 
-@TOOLS.add
+@TOOLS.bookkeeping
 def record_probe(args: RecordProbe, ctx: ToolContext) -> str:
     probe = ctx.catalogue.find_probe(args.probe)
     if probe is None:
@@ -39,7 +40,7 @@ class RecordPattern(BaseModel):
     evidence: str = Field("", max_length=400)
 
 
-@TOOLS.add
+@TOOLS.bookkeeping
 def record_pattern(args: RecordPattern, ctx: ToolContext) -> str:
     pattern = ctx.catalogue.find_pattern(args.pattern)
     if pattern is None:
@@ -55,7 +56,7 @@ class UpdateConversationSummary(BaseModel):
     summary: str = Field(min_length=20, max_length=1500)
 
 
-@TOOLS.add
+@TOOLS.bookkeeping
 def update_conversation_summary(args: UpdateConversationSummary, ctx: ToolContext) -> str:
     ctx.state.routing.conversation_summary = args.summary.strip()
     return "Session summary updated."
@@ -116,3 +117,33 @@ def generate_artifact(args: GenerateArtifact, ctx: ToolContext) -> str:
     ctx.pending_artifacts.append(artifact)
     missing = f" Marked 'to be confirmed': {', '.join(artifact.missing)} — ask the PM for them." if artifact.missing else ""
     return f"Saving {', '.join(artifact.names)} with this turn.{missing}"
+
+
+# ---------------------------------------------------------------- what the PM is told
+
+_MODE_WORDS = {"mode_1": "Mode 1 (Discover & Frame)", "mode_2": "Mode 2 (Evaluate Solution)"}
+_ARTIFACT_WORDS = {"problem_brief": "Problem brief saved (Markdown and Word)",
+                   "solution_evaluation": "Solution evaluation saved (Markdown and Word)",
+                   "assumption_register": "Assumption register saved (JSON and CSV)"}
+
+
+@TOOLS.acknowledges(update_org_context)
+def _org_context(args, before, after, org_before: str) -> str | None:
+    new = " ".join(args.org_context.split())
+    if new == " ".join(org_before.split()):
+        return None
+    known = set(sentences(org_before))
+    fresh = [s for s in sentences(new) if s not in known]
+    return "Org context updated" + (f": {quoted(' '.join(fresh), 16)}" if fresh else "")
+
+
+@TOOLS.acknowledges(complete_mode)
+def _complete(args: CompleteMode, before: SessionState, after: SessionState, _org: str) -> str | None:
+    if args.mode in before.routing.completed_modes or args.mode not in after.routing.completed_modes:
+        return None
+    return f"{_MODE_WORDS[args.mode]} marked complete"
+
+
+@TOOLS.acknowledges(generate_artifact)
+def _artifact(args: GenerateArtifact, before: SessionState, after: SessionState, _org: str) -> str | None:
+    return _ARTIFACT_WORDS[args.kind]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, Field
 
-from pmforge.core.models import BuildVsBuy, GoNoGo, RiskAssessment, RiskLevel, ValidationPlan
-from pmforge.tools.base import ToolContext, ToolError, Toolset
+from pmforge.core.models import BuildVsBuy, GoNoGo, RiskAssessment, RiskLevel, SessionState, ValidationPlan
+from pmforge.tools.base import ToolContext, ToolError, Toolset, quoted
 
 TOOLS = Toolset()  # every @TOOLS.add below
 
@@ -90,3 +90,50 @@ def set_go_no_go(args: SetGoNoGo, ctx: ToolContext) -> str:
         raise ToolError("A conditional go needs its conditions.")
     ctx.state.solution_evaluation.go_no_go = GoNoGo(**args.model_dump())
     return f"Go / no-go: {args.recommendation}."
+
+
+# ---------------------------------------------------------------- what the PM is told
+
+
+def _evaluation(describe: Callable[[Any, SessionState], str], *fields: str):
+    # `describe` reads the tool's input (a different model for each tool) and the state after it
+    def ack(args, before, after, _org) -> str | None:
+        old, new = before.solution_evaluation, after.solution_evaluation
+        if all(getattr(old, f) == getattr(new, f) for f in fields):
+            return None
+        return "Solution evaluation: " + describe(args, after)
+    return ack
+
+
+TOOLS.acknowledges(set_solution_info)(_evaluation(
+    lambda a, s: f"evaluating {quoted(s.solution_evaluation.solution_name, 10)}",
+    "solution_name", "solution_description"))
+
+
+@TOOLS.acknowledges(set_risk_assessment)
+def _risk(args, before, after, _org) -> str | None:
+    field = f"{args.dimension}_risk"
+    old, new = getattr(before.solution_evaluation, field), getattr(after.solution_evaluation, field)
+    if old == new:
+        return None
+    if new.level == "unknown":
+        return f"Solution evaluation: {args.dimension} risk evidence recorded (level not assessed yet)"
+    return f"Solution evaluation: {args.dimension} risk rated {new.level}"
+
+
+TOOLS.acknowledges(set_build_vs_buy)(_evaluation(lambda a, s: "build vs buy — " + (
+    "undecided" if a.recommendation == "undecided" else f"leaning {a.recommendation}"), "build_vs_buy"))
+
+
+def _validation(args, state: SessionState) -> str:
+    plan = state.solution_evaluation.validation_plan
+    detail = [plan.approach] + ([plan.timeline] if plan.timeline else []) + (
+        [f"testing {plan.riskiest_assumption}"] if plan.riskiest_assumption else [])
+    return "validation plan recorded (" + ", ".join(quoted(d, 8) for d in detail) + ")"
+
+
+TOOLS.acknowledges(set_validation_plan)(_evaluation(_validation, "validation_plan"))
+
+
+TOOLS.acknowledges(set_go_no_go)(_evaluation(
+    lambda a, s: f"go / no-go — {a.recommendation.replace('_', ' ')}", "go_no_go"))

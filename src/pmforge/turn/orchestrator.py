@@ -29,7 +29,8 @@ from pmforge.outputs.artifacts import write_all
 from pmforge.project.project import Project
 from pmforge.project.undo import keep_undo_point
 from pmforge.prompt.render import own_words
-from pmforge.tools import ToolContext, run_tool
+from pmforge.tools import ToolContext, run_tool, tool_for
+from pmforge.tools.session import RecordProbe
 from pmforge.turn.acknowledge import acknowledgement, with_acknowledgement
 from pmforge.turn.assemble import AssembledContext, assemble
 from pmforge.turn.execute import Execution, build_reply_request, prefix_tokens
@@ -266,7 +267,7 @@ def session_fields(state: SessionState) -> dict:
 def probes_answered(calls: list[ToolCallRecord], catalogue: Catalogue) -> list[str]:
     """The probes this turn's message answered: whatever the model recorded, with either provider."""
     found = [catalogue.find_probe(c.input.get("probe", "")) for c in calls
-             if c.ok and c.name == "record_probe" and isinstance(c.input, dict)]
+             if c.ok and c.name == tool_for(RecordProbe).name and isinstance(c.input, dict)]
     return list(dict.fromkeys(p.id for p in found if p))
 
 

@@ -30,6 +30,8 @@ from pmforge.llm.costs import calls_cost, uncached_dollars
 from pmforge.surfaces.bench import session
 from pmforge.surfaces.bench.cache_model import PromptCache
 from pmforge.surfaces.bench.figures import scratch_projects
+from pmforge.tools import tool_call
+from pmforge.tools.assumptions import RegisterAssumption
 
 MESSAGE_WORDS = 80
 REPLY_WORDS = 380
@@ -83,7 +85,7 @@ class Script:
         lead = session.prose(self.rng, 30)
         claim = {"claim": f"Department leads act on a daily list (turn {self.turn})", "type": "value",
                  "impact": "medium", "confidence": "guessed", "basis": "The PM's message."}
-        return self.stubs.tool_use_message([("register_assumption", claim)], text=lead, model=model,
+        return self.stubs.tool_use_message([tool_call(RegisterAssumption, claim)], text=lead, model=model,
                                            usage=self._usage([lead, claim]))
 
 

@@ -13,6 +13,8 @@ import random
 
 from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
 from pmforge.surfaces.bench import session
+from pmforge.tools import tool_for
+from pmforge.tools.session import UpdateConversationSummary
 
 
 def _after_tools(request: ChatRequest) -> bool:
@@ -41,7 +43,7 @@ class VerboseLLM(LLM):
             words = request.context.user_message.split()[:120] if request.context else ["The", "session", "goes", "on."]
             summary = " ".join(words)
             response = ChatResponse(
-                tool_uses=[ToolUse(id="bench_1", name="update_conversation_summary",
+                tool_uses=[ToolUse(id="bench_1", name=tool_for(UpdateConversationSummary).name,
                                    input={"summary": f"Latest from the PM: {summary}"[:1500]})],
                 stop_reason="tool_use",
             )
