@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from pmforge.core.models import Assumption, Manifest, ManifestEntry, SessionState, Stakeholder
+from pmforge.core.models import Assumption, Manifest, ManifestEntry, RetrievedSection, SessionState, Stakeholder
 from pmforge.core.settings import Settings
+from pmforge.index.retrieval import widen
+from pmforge.ingest.chunk import _sentence_spans as chunk_sentence_spans
+from pmforge.interviewer.offline import best_sentence
+from pmforge.interviewer.questions import questions_in
 from pmforge.interviewer.rules import RouteInputs, rule_route
 from pmforge.knowledge import builtin_catalogue
-from pmforge.understand import understand
+from pmforge.turn.assemble import side_excerpt
+from pmforge.understand import extractive, understand
 from pmforge.understand.text import claim_without_hedge, is_hedged, person_names, sentences
 
 CATALOGUE = builtin_catalogue()
@@ -35,6 +40,24 @@ def test_sentences_survive_abbreviations_decimals_and_lists():
     assert sentences(text) == ["Dr. Okafor runs the ward, e.g. nights vs. days.", "Churn is 3.4% now.",
                                "first point", "second point"]
     assert sentences("ok. the drivers hate the new app.") == ["ok.", "the drivers hate the new app."]
+
+
+def test_every_place_that_cuts_text_into_sentences_keeps_an_abbreviated_sentence_whole():
+    """Quotes from files, turn summaries, the questions a reply asked, retrieval windows and chunk cuts all
+    use the one splitter, so none of them cuts "Dr. Shah … e.g. in 20 stores" into fragments."""
+    first = "Dr. Shah ran the pilot, e.g. in 20 stores, at 3.4% shrink."
+    second = "Would Mr. Cole sign off on a second wave?"
+    text = f"{first} {second}"
+
+    assert extractive.sentences(text) == [first, second]
+    assert questions_in(f"{first} Who funds it, e.g. ops or finance? {second}") == (
+        "Who funds it, e.g. ops or finance?", second)
+    assert best_sentence(text, "who ran the pilot") == first
+    assert side_excerpt(text, text.index("20 stores"), text.index("20 stores") + 9, 200) == first + " …"
+    section = RetrievedSection(id="p", file_id="f", filename="f.md", section="", start=0, end=len(text), text=text,
+                               score=1.0)
+    assert widen(section, text.index("e.g."), text.index("e.g.") + 4, 0) == (0, len(first))
+    assert [text[s:e].strip() for s, e in chunk_sentence_spans(text, 0, len(text))] == [first, second]
 
 
 @pytest.mark.parametrize("sentence, claim", [

@@ -55,3 +55,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         if span:
             spans.append(span)
     return spans
+
+
+def sentence_starts(text: str) -> list[int]:
+    """Where each sentence of `text` starts: the places a passage may be cut or widened to."""
+    return [start for start, _ in sentence_spans(text)]

@@ -15,12 +15,12 @@ asked for, so a BM25-only configuration makes no embedding call at all.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Literal
 
 from pmforge.core.models import RetrievedSection, RetrievedTurn
+from pmforge.core.sentences import sentence_starts
 from pmforge.core.settings import Settings
 from pmforge.core.tokens import count_tokens
 from pmforge.embed import Embeds
@@ -96,20 +96,12 @@ class _Hit:
     score: float
 
 
-_BOUNDARY = re.compile(r"(?<=[.!?…:;])[\"')\]]*\s+(?=\S)|\n")
-
-
-def _sentence_starts(text: str) -> list[int]:
-    starts = [0] + [m.end() for m in _BOUNDARY.finditer(text)]
-    return sorted(set(starts))
-
-
 def widen(parent: RetrievedSection, start: int, end: int, context_tokens: int) -> tuple[int, int]:
     """A matched window grown to whole sentences inside its parent, then by whole neighbouring sentences
     (after first, then before) while they fit in `context_tokens`. Offsets stay absolute."""
     text, base = parent.text, parent.start
     lo, hi = max(0, start - base), min(len(text), end - base)
-    starts = _sentence_starts(text) + [len(text)]
+    starts = sorted({0, *sentence_starts(text)}) + [len(text)]
     lo = max(s for s in starts if s <= lo)
     hi = min((s for s in starts if s >= hi), default=len(text))
     spent = 0
@@ -137,7 +129,7 @@ def focus(parent: RetrievedSection, start: int, end: int, terms: set[str]) -> tu
     """The one sentence of a matched window that shares most words with the query: what is shown when
     even the window is too big for the budget left."""
     text, base = parent.text, parent.start
-    starts = _sentence_starts(text) + [len(text)]
+    starts = sorted({0, *sentence_starts(text)}) + [len(text)]
     best, span = -1, (start, end)
     for a, b in zip(starts, starts[1:]):
         if b <= start - base or a >= end - base:

@@ -25,6 +25,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from pmforge.core.sentences import sentence_starts
 from pmforge.core.tokens import count_tokens
 
 # The title's trailing spaces and closing #s are stripped after the match: a lazy title followed by
@@ -32,7 +33,6 @@ from pmforge.core.tokens import count_tokens
 _HEADING = re.compile(r"(#{1,3})[ \t](.+)")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TABLE_START = re.compile(r"\s*\|")
-_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=\S)")
 
 
 @dataclass
@@ -268,9 +268,13 @@ def _fit(markdown: str, s: int, e: int, limit: int, out: list, level: int = 0) -
 
 
 def _split_spans(markdown: str, start: int, end: int, pattern: str) -> list[tuple[int, int]]:
+    return _spans_cut_at(markdown, start, end, [start + m.end() for m in re.finditer(pattern, markdown[start:end])])
+
+
+def _spans_cut_at(markdown: str, start: int, end: int, cuts: list[int]) -> list[tuple[int, int]]:
+    """[start, end) cut at `cuts` into contiguous spans, none of them only whitespace."""
     spans, pos = [], start
-    for m in re.finditer(pattern, markdown[start:end]):
-        cut = start + m.end()
+    for cut in cuts:
         if markdown[pos:cut].strip():
             spans.append((pos, cut))
             pos = cut
@@ -282,7 +286,7 @@ def _split_spans(markdown: str, start: int, end: int, pattern: str) -> list[tupl
 
 
 def _sentence_spans(markdown: str, start: int, end: int) -> list[tuple[int, int]]:
-    return _split_spans(markdown, start, end, _SENTENCE_END.pattern)
+    return _spans_cut_at(markdown, start, end, [start + s for s in sentence_starts(markdown[start:end])[1:]])
 
 
 def _line_spans(markdown: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -14,6 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from pmforge.core.models import SessionState
+from pmforge.core.sentences import sentence_spans
 from pmforge.understand import Understanding
 from pmforge.understand import text as t
 from pmforge.understand.fields import unit_vectors
@@ -33,7 +34,7 @@ def questions_in(reply: str) -> tuple[str, ...]:
     found = []
     for line in _QUOTED.sub(" ", reply).splitlines():
         line = _NUMBERING.sub("", line).replace("**", "").strip()
-        for sentence in re.split(r"(?<=[.!?])\s+", line):
+        for sentence in (line[s:e] for s, e in sentence_spans(line)):
             if sentence.endswith("?") and len(sentence.split()) >= 4:
                 found.append(sentence)
     return tuple(found)

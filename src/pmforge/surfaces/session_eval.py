@@ -24,6 +24,7 @@ from typing import Any, Iterable
 
 from pmforge.core.errors import ForgeError
 from pmforge.core.models import SessionState
+from pmforge.core.sentences import sentence_spans
 from pmforge.knowledge import builtin_catalogue
 
 # ---------------------------------------------------------------- the scored record
@@ -167,7 +168,6 @@ def score_precision(record: dict, fields: dict[str, list[list[str]]]) -> dict:
     """What the record holds beyond what it should (DESIGN.md, `eval sessions`): stakeholder rows that name
     a gold stakeholder, sentences under each scored field that speak to that field's topic, sentences filed
     under the wrong field, and the problem statement's length."""
-    from pmforge.core.sentences import sentence_spans
 
     gold_people = fields.get("problem_brief.stakeholders", [])
     names = [str(row.get("name", "")).lower() for row in (at_path(record, "problem_brief.stakeholders") or [])]
@@ -275,7 +275,7 @@ def score_replies(state: SessionState, embed=None) -> dict:
     for turn in state.turns:
         reply = turn.assistant
         said = _said(reply)
-        for sentence in re.split(r"(?<=[.!?])\s+|\n+", turn.user):
+        for sentence in (turn.user[s:e] for s, e in sentence_spans(turn.user)):
             if len(sentence.split()) >= PARROT_WORDS:
                 pm_sentences.add(question_key(sentence))
         said_key = question_key(said)

@@ -8,12 +8,12 @@ embedding and no vector query.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from pmforge.core.models import Manifest, RetrievedSection, RetrievedTurn, RoutingDecision, SessionState, Turn
+from pmforge.core.sentences import sentence_starts
 from pmforge.core.settings import Settings
 from pmforge.core.tokens import count_tokens, truncate_to_tokens
 from pmforge.embed import Embeds
@@ -96,12 +96,9 @@ def format_documents(sections: list[RetrievedSection], budget: int) -> str:
     return "\n\n".join(document_block(s) for s in fitted_documents(sections, budget))
 
 
-_SENTENCE = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=\S)|\n")
-
-
 def side_excerpt(text: str, start: int, end: int, limit: int) -> str:
     """A long side of an earlier turn, shown as the sentences around its matched window."""
-    starts = [0] + [m.end() for m in _SENTENCE.finditer(text)] + [len(text)]
+    starts = [0, *sentence_starts(text), len(text)]
     lo = max(s for s in starts if s <= max(0, start))
     hi = min((s for s in starts if s >= min(end, len(text))), default=len(text))
     excerpt = truncate_to_tokens(text[lo:hi].strip(), limit)

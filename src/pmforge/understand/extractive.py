@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
+from pmforge.core.sentences import sentence_spans
 from pmforge.understand.text import clip_words
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _MD_NOISE = re.compile(r"[*_`>#|]+")
 
 
@@ -17,7 +17,7 @@ def sentences(text: str) -> list[str]:
         block = re.sub(r"^#{1,6}\s+.*$", "", block, flags=re.M)
         block = re.sub(r"^\s*\|.*$", "", block, flags=re.M)  # table rows are not sentences
         flat = " ".join(_MD_NOISE.sub(" ", block).split())
-        out += [s.strip() for s in _SENTENCE.split(flat) if len(s.strip()) > 2]
+        out += [flat[s:e] for s, e in sentence_spans(flat) if e - s > 2]
     return out
 
 
