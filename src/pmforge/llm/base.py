@@ -47,10 +47,18 @@ class ChatRequest(BaseModel):
 
     def token_count(self) -> int:
         """cl100k estimate of everything sent: system, tool schemas and messages."""
-        tools = json.dumps([t.model_dump() for t in self.tools]) if self.tools else ""
-        return count_tokens(self.system_text()) + count_tokens(tools) + sum(
-            count_tokens(_message_text(m)) + 4 for m in self.messages
-        )
+        return request_tokens(self.system_text(), self.messages, tool_tokens(self.tools))
+
+
+def tool_tokens(tools: list[ToolSpec]) -> int:
+    """The tool schemas' share of a request, counted as they are sent (JSON)."""
+    return count_tokens(json.dumps([t.model_dump() for t in tools])) if tools else 0
+
+
+def request_tokens(system: str, messages: list[dict], tools_tokens: int) -> int:
+    """The one request-size formula (cl100k): the system text, the tool schemas (counted once by the caller:
+    they are slow to count and fixed for a turn), and each message's text with 4 tokens of framing."""
+    return count_tokens(system) + tools_tokens + sum(count_tokens(_message_text(m)) + 4 for m in messages)
 
 
 def _message_text(message: dict) -> str:

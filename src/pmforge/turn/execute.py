@@ -19,8 +19,7 @@ from pmforge.core.models import Mode, SessionState, ToolCallRecord
 from pmforge.core.settings import Settings
 from pmforge.core.tokens import count_tokens, truncate_to_tokens
 from pmforge.knowledge import CORE_INSTRUCTIONS, MODE_CORE
-from pmforge.llm.base import LLM, ChatRequest, SystemBlock, Usage
-from pmforge.llm.base import _message_text as message_text
+from pmforge.llm.base import LLM, ChatRequest, SystemBlock, Usage, request_tokens, tool_tokens
 from pmforge.prompt.render import one_line
 from pmforge.tools import ToolContext, run_tool, tool_specs
 from pmforge.turn.acknowledge import ImitationGuard, neutralise, without_acknowledgement
@@ -105,20 +104,18 @@ def build_reply_request(ctx: AssembledContext, state: SessionState, settings: Se
 def tool_schema_tokens() -> int:
     """The tool schemas' share of a reply request's token_count(). They are fixed in code, and slow to
     build and count (a third of the prompt, as JSON), so they are counted once per process."""
-    return count_tokens(json.dumps([t.model_dump() for t in tool_specs()]))
+    return tool_tokens(tool_specs())
 
 
 def reply_tokens(ctx: AssembledContext) -> int:
     """`build_reply_request(ctx, ...).token_count()`, cheaply enough to measure after every trimming step."""
     system = "\n\n".join(b.text for b in reply_system(ctx))
-    return count_tokens(system) + tool_schema_tokens() + sum(
-        count_tokens(message_text(m)) + 4 for m in reply_messages(ctx))
+    return request_tokens(system, reply_messages(ctx), tool_schema_tokens())
 
 
 def prefix_tokens(request: ChatRequest) -> int:
     """Tokens of the cacheable prefix: tool schemas + the static system block."""
-    tools = json.dumps([t.model_dump() for t in request.tools])
-    return count_tokens(tools) + sum(count_tokens(b.text) for b in request.system if b.cache)
+    return tool_tokens(request.tools) + sum(count_tokens(b.text) for b in request.system if b.cache)
 
 
 REJECTED_INPUT_CHARS = 2000
@@ -162,12 +159,11 @@ class Execution:
         self.budget, self.refit = budget, refit
         self.result = ExecutionResult()
         # Every round of one turn sends the same tool schemas: count them once, not at every check.
-        self._tools_tokens = count_tokens(json.dumps([t.model_dump() for t in request.tools])) if request.tools else 0
+        self._tools_tokens = tool_tokens(request.tools)
 
     def tokens(self, request: ChatRequest) -> int:
         """`request.token_count()` for a request of this loop."""
-        return count_tokens(request.system_text()) + self._tools_tokens + sum(
-            count_tokens(message_text(m)) + 4 for m in request.messages)
+        return request_tokens(request.system_text(), request.messages, self._tools_tokens)
 
     def _next_request(self, base: ChatRequest, loop: list[dict]) -> tuple[ChatRequest, ChatRequest]:
         """The request for a round after the first, and the base it was built on (for later rounds)."""
