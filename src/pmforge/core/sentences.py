@@ -60,3 +60,16 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 def sentence_starts(text: str) -> list[int]:
     """Where each sentence of `text` starts: the places a passage may be cut or widened to."""
     return [start for start, _ in sentence_spans(text)]
+
+
+_CLAUSE_END = re.compile(r"[:;][\"”’')\]]*\s+(?=\S)")
+
+
+def clause_starts(text: str) -> list[int]:
+    """Where each sentence starts, and each clause after a colon or semicolon inside one: finer places to
+    widen a passage to when a whole sentence would not fit."""
+    starts: list[int] = []
+    for start, end in sentence_spans(text):
+        starts.append(start)
+        starts += [start + m.end() for m in _CLAUSE_END.finditer(text[start:end])]
+    return starts

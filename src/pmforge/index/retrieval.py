@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Iterable, Literal
 
 from pmforge.core.models import RetrievedSection, RetrievedTurn
-from pmforge.core.sentences import sentence_starts
+from pmforge.core.sentences import clause_starts
 from pmforge.core.settings import Settings
 from pmforge.core.tokens import count_tokens
 from pmforge.embed import Embeds
@@ -97,11 +97,11 @@ class _Hit:
 
 
 def widen(parent: RetrievedSection, start: int, end: int, context_tokens: int) -> tuple[int, int]:
-    """A matched window grown to whole sentences inside its parent, then by whole neighbouring sentences
+    """A matched window grown to whole sentences (or clauses) inside its parent, then by whole neighbouring sentences
     (after first, then before) while they fit in `context_tokens`. Offsets stay absolute."""
     text, base = parent.text, parent.start
     lo, hi = max(0, start - base), min(len(text), end - base)
-    starts = sorted({0, *sentence_starts(text)}) + [len(text)]
+    starts = sorted({0, *clause_starts(text)}) + [len(text)]
     lo = max(s for s in starts if s <= lo)
     hi = min((s for s in starts if s >= hi), default=len(text))
     spent = 0
@@ -129,7 +129,7 @@ def focus(parent: RetrievedSection, start: int, end: int, terms: set[str]) -> tu
     """The one sentence of a matched window that shares most words with the query: what is shown when
     even the window is too big for the budget left."""
     text, base = parent.text, parent.start
-    starts = sorted({0, *sentence_starts(text)}) + [len(text)]
+    starts = sorted({0, *clause_starts(text)}) + [len(text)]
     best, span = -1, (start, end)
     for a, b in zip(starts, starts[1:]):
         if b <= start - base or a >= end - base:
