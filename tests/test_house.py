@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_tools_splitters_and_the_request_size_formula_each_live_in_one_place():
+def test_tools_splitters_and_the_request_size_formula_each_live_in_one_place_and_requests_are_typed():
     run = subprocess.run([sys.executable, str(ROOT / "scripts" / "house-check"), "--json"],
                          capture_output=True, text=True, timeout=120)
     figures = json.loads(run.stdout)
@@ -18,3 +18,4 @@ def test_tools_splitters_and_the_request_size_formula_each_live_in_one_place():
     assert figures["tool-name literals outside tools/"]["count"] == 0
     assert [w.split(":")[0] for w in figures["sentence splitters"]["where"]] == ["src/pmforge/core/sentences.py"]
     assert [w.split(":")[0] for w in figures["request-size formulas"]["where"]] == ["src/pmforge/llm/base.py"]
+    assert figures["Any in llm/ request types"]["count"] == 0

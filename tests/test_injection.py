@@ -19,6 +19,7 @@ from pmforge.ingest.pipeline import ingest_file
 from pmforge.interviewer.offline import OfflineLLM
 from pmforge.knowledge import CORE_INSTRUCTIONS, builtin_catalogue
 from pmforge.llm.base import ChatRequest, ChatResponse, ToolUse
+from pmforge.llm.inputs import AssembledContext
 from pmforge.project.project import Project
 from pmforge.project.services import Services
 from pmforge.prompt.render import clip, inert, own_words
@@ -180,10 +181,10 @@ def test_org_context_changes_only_on_the_pms_own_words():
 class GullibleOffline(OfflineLLM):
     """The offline interviewer, plus a weakness: whatever its prompt asks, it does — and what the PM asks."""
 
-    def _reply(self, request: ChatRequest) -> ChatResponse:
-        response = super()._reply(request)
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        response = super().complete(request)
         last = request.messages[-1]["content"]
-        if not isinstance(last, str):
+        if not isinstance(request.context, AssembledContext) or not isinstance(last, str):
             return response  # tool results: the turn is over
         uses = list(response.tool_uses)
         if INJECTION.lower() in "\n".join(_prompt_parts(request)).lower() or "wrap up" in last.lower():

@@ -184,3 +184,21 @@ def test_a_projects_own_pattern_is_never_accepted_in_another_project(tmp_path):
 
     assert record(alpha)[0] is True
     assert record(beta)[0] is False
+
+
+def test_an_offline_turn_asks_the_rule_router_once(project: Project, monkeypatch):
+    """Offline Phase A answers with the decision Phase A's own fallback already made, not a second one."""
+    from pmforge.interviewer import offline
+    from pmforge.turn import route as phase_a
+
+    decided: list[str] = []
+
+    def counted(inputs: RouteInputs, settings):
+        decided.append(inputs.message)
+        return rule_route(inputs, settings)
+
+    for module in (phase_a, offline):
+        monkeypatch.setattr(module, "rule_route", counted)
+    result = run_turn(project, "We want to cut fresh shrink in our 62 stores; Maria Lopez, VP of stores, decides.")
+    assert result.routing.next_probe
+    assert len(decided) == 1

@@ -31,6 +31,7 @@ from pmforge.ingest.chunk import ChunkSizes, Parent, TableHeaders, breadcrumb, c
 from pmforge.ingest.convert import SUPPORTED, Budget, Converted, convert, extension, unsupported_message
 from pmforge.llm.base import ChatRequest, SystemBlock
 from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
+from pmforge.llm.inputs import FileToSummarize
 from pmforge.project.project import Project
 from pmforge.project.recover import INTERRUPTED, file_id_for
 from pmforge.prompt.render import attribute, inert
@@ -81,7 +82,7 @@ def summarize_file(project: Project, filename: str, markdown: str, ledger: Ledge
         system=[SystemBlock(text=FILE_SUMMARY_INSTRUCTIONS)],
         messages=[{"role": "user", "content": f'<document name="{attribute(filename)}">\n{inert(markdown[:24000])}\n</document>'}],
         max_tokens=settings.file_summary_max_output_tokens,
-        context=(filename, markdown),
+        context=FileToSummarize(filename, markdown),
     )
     try:
         text = llm.complete(request).text.strip()

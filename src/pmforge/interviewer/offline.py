@@ -16,7 +16,8 @@ import re
 from functools import lru_cache
 from itertools import count
 
-from pmforge.core.models import RoutingDecision, SessionState
+from pmforge.core.errors import ForgeError
+from pmforge.core.models import SessionState
 from pmforge.core.settings import Settings
 from pmforge.interviewer import plan as offline_plan
 from pmforge.interviewer.answer import reply_to
@@ -24,6 +25,7 @@ from pmforge.interviewer.questions import ASK_AGAIN, asked_before, follow_ups, f
 from pmforge.interviewer.rules import ROUTE_TOOL, read_message, rule_route
 from pmforge.knowledge import Catalogue
 from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
+from pmforge.llm.inputs import AssembledContext, FileToSummarize, RouteInputs, TurnToSummarize
 from pmforge.prompt.render import own_words
 from pmforge.tools import TOOLS, tool_call, tool_for
 from pmforge.tools.session import CompleteMode, GenerateArtifact, RecordPattern
@@ -91,42 +93,32 @@ class OfflineLLM(LLM):
         self.settings = settings or Settings()  # the rule router's tunables (probe_max_asks, synthesis cadence)
 
     def complete(self, request: ChatRequest) -> ChatResponse:
-        handler = {
-            "route": self._route,
-            "reply": self._reply,
-            "summarize_turn": self._summarize_turn,
-            "summarize_file": self._summarize_file,
-        }[request.purpose]
-        return handler(request)
-
-    # ---- Phase A
-    def _route(self, request: ChatRequest) -> ChatResponse:
-        decision: RoutingDecision = rule_route(request.context, self.settings)
-        return ChatResponse(
-            tool_uses=[ToolUse(id="route_1", name=ROUTE_TOOL, input=decision.model_dump())], stop_reason="tool_use"
-        )
-
-    # ---- summaries
-    def _summarize_turn(self, request: ChatRequest) -> ChatResponse:
-        user, assistant, asked = request.context
-        return ChatResponse(text=extractive.turn_summary(user, assistant, asked))
-
-    def _summarize_file(self, request: ChatRequest) -> ChatResponse:
-        filename, markdown = request.context
-        return ChatResponse(text=extractive.file_summary(filename, markdown))
+        """Answers from the inputs the request was rendered from, chosen by their type (never the prose)."""
+        match request.context:
+            case RouteInputs() as inputs:  # Phase A: the rule router's decision, made once per turn
+                decision = inputs.rule_decision or rule_route(inputs, self.settings)
+                return ChatResponse(tool_uses=[ToolUse(id="route_1", name=ROUTE_TOOL, input=decision.model_dump())],
+                                    stop_reason="tool_use")
+            case AssembledContext() as ctx:
+                return self._reply(ctx, request.messages)
+            case TurnToSummarize(user=user, assistant=assistant, asked=asked):
+                return ChatResponse(text=extractive.turn_summary(user, assistant, asked))
+            case FileToSummarize(filename=filename, markdown=markdown):
+                return ChatResponse(text=extractive.file_summary(filename, markdown))
+        raise ForgeError(f"The offline interviewer cannot answer a {request.purpose} request built without its "
+                         "inputs.")
 
     # ---- Phase B
-    def _reply(self, request: ChatRequest) -> ChatResponse:
-        ctx = request.context
+    def _reply(self, ctx: AssembledContext, messages: list[dict]) -> ChatResponse:
         state: SessionState = ctx.state if ctx.state is not None else SessionState()
         d = ctx.decision
         u = read_message(ctx.user_message, state, ctx.catalogue)  # the router's own reading, from its cache
         words = own_words(ctx.user_message)  # a long paste is material, never a source of tool calls
         filler = u.intent == "filler"
-        last = request.messages[-1]["content"]
+        last = messages[-1]["content"]
         if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
             # Second round: the tools have run (the turn acknowledges what they recorded); now ask.
-            return ChatResponse(text=self._compose(ctx, state, u, _recorded(request.messages)),
+            return ChatResponse(text=self._compose(ctx, state, u, _recorded(messages)),
                                 stop_reason="end_turn")
         ids = count(1)
         entering = d.action == "enter_mode" and d.mode == "mode_2"
@@ -147,7 +139,7 @@ class OfflineLLM(LLM):
             return ChatResponse(text=self._compose(ctx, state, u, False), stop_reason="end_turn")
         return ChatResponse(tool_uses=uses, stop_reason="tool_use")
 
-    def _compose(self, ctx, state: SessionState, u: Understanding, recorded: bool) -> str:
+    def _compose(self, ctx: AssembledContext, state: SessionState, u: Understanding, recorded: bool) -> str:
         d = ctx.decision
         parts: list[str] = [opening(u)] if u.intent == "statement" else []
         if d.action == "enter_mode" and d.mode == "mode_2":
@@ -201,7 +193,7 @@ def _quoted_turns(state: SessionState) -> set[int]:
     return found
 
 
-def _grounding(ctx, state: SessionState, u: Understanding) -> list[str]:
+def _grounding(ctx: AssembledContext, state: SessionState, u: Understanding) -> list[str]:
     parts: list[str] = []
     d = ctx.decision
     message = ctx.user_message
@@ -224,7 +216,7 @@ def _cited_before(state: SessionState, citation: str) -> bool:
     return any(citation in turn.assistant for turn in state.turns[-50:])
 
 
-def _changed_numbers(ctx, state: SessionState, message: str) -> list[str]:
+def _changed_numbers(ctx: AssembledContext, state: SessionState, message: str) -> list[str]:
     """An earlier turn is brought up only when it adds something: the same thing given a different number
     then. Said once per earlier turn, in Forge's words, with what changed."""
     now = set(t.numbers(message))
@@ -281,7 +273,7 @@ _GAPS_MODE_2 = [
 ]
 
 
-def _questions(ctx, state: SessionState, u: Understanding) -> str:
+def _questions(ctx: AssembledContext, state: SessionState, u: Understanding) -> str:
     """Two or three questions (one after a factual question): a follow-up on what the PM just said, the
     active probe's questions, then what the record lacks; none asked earlier in the session."""
     d = ctx.decision

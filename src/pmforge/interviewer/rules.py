@@ -5,27 +5,16 @@ project's catalogue."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
-from pmforge.core.models import Manifest, RouteAction, RoutingDecision, SessionState
+from pmforge.core.models import RouteAction, RoutingDecision, SessionState
 from pmforge.core.settings import Settings
 from pmforge.knowledge import Catalogue
+from pmforge.llm.inputs import RouteInputs
 from pmforge.prompt import render
 from pmforge.understand import Understanding, filled_slots, speaks_beyond_session, understand
 from pmforge.understand.text import is_filler
 
 ROUTE_TOOL = "route"
-
-
-@dataclass
-class RouteInputs:
-    """What Phase A reads; also what the offline router decides from."""
-
-    state: SessionState
-    manifest: Manifest
-    message: str
-    turn_number: int
-    catalogue: Catalogue  # this project's probes and patterns (the built-ins and its own)
 
 
 def choose_probe(state: SessionState, order: tuple[str, ...], mode: str, satisfied: set[str],

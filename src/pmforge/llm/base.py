@@ -2,20 +2,21 @@
 (`complete`, `stream`) over the same request, so every caller is provider-agnostic.
 
 A request is in the Anthropic Messages shape. `context` carries the structured inputs
-the prompt was rendered from; it is never sent over the wire, but the offline
-interviewer reads it instead of parsing prose.
+the prompt was rendered from (`llm.inputs`); it is never sent over the wire, but the
+offline interviewer reads it instead of parsing prose.
 """
 
 from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from typing import Any, Iterator, Literal
+from typing import Annotated, Any, Iterator, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue, SkipValidation
 
 from pmforge.core.models import Usage  # the one usage model: what a call billed, what a turn records
 from pmforge.core.tokens import count_tokens
+from pmforge.llm.inputs import RequestInputs
 
 Purpose = Literal["route", "reply", "summarize_turn", "summarize_file"]
 
@@ -40,7 +41,9 @@ class ChatRequest(BaseModel):
     tools: list[ToolSpec] = Field(default_factory=list)
     tool_choice: dict | None = None
     max_tokens: int = 1024
-    context: Any = Field(default=None, exclude=True)
+    # What the prompt was rendered from, never sent: the offline interviewer reads it (validated where it is
+    # built, so not again here: a session's state travels by reference).
+    context: Annotated[RequestInputs | None, SkipValidation] = Field(default=None, exclude=True)
 
     def system_text(self) -> str:
         return "\n\n".join(b.text for b in self.system)
@@ -85,7 +88,7 @@ def model_schema(model: type[BaseModel]) -> dict:
 class ToolUse(BaseModel):
     id: str
     name: str
-    input: Any  # a JSON object from a well-behaved model; anything else is refused by the tool's validation
+    input: JsonValue  # a JSON object from a well-behaved model; anything else is refused by the tool's validation
 
 
 class ChatResponse(BaseModel):

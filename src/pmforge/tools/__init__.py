@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from pmforge.llm.base import ToolSpec
 from pmforge.tools import assumptions, brief, session, solution
@@ -42,7 +42,7 @@ def _specs() -> tuple[ToolSpec, ...]:
     return tuple(tool.spec() for tool in TOOLS.values())
 
 
-def run_tool(name: str, raw_input: dict, ctx: ToolContext) -> tuple[bool, str]:
+def run_tool(name: str, raw_input: JsonValue, ctx: ToolContext) -> tuple[bool, str]:
     """Validate and apply one call. Returns (ok, text for the model)."""
     tool = TOOLS.get(name)
     if tool is None:

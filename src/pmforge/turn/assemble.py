@@ -8,10 +8,6 @@ embedding and no vector query.
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, Field
-
 from pmforge.core.models import Manifest, RetrievedSection, RetrievedTurn, RoutingDecision, SessionState, Turn
 from pmforge.core.sentences import sentence_starts
 from pmforge.core.settings import Settings
@@ -21,31 +17,10 @@ from pmforge.index.collections import ProjectStore
 from pmforge.index.keyword import tokenize
 from pmforge.index.retrieval import Query, find_sections, find_turns
 from pmforge.knowledge import Catalogue
+from pmforge.llm.inputs import AssembledContext
 from pmforge.prompt import render
 from pmforge.turn.acknowledge import without_acknowledgement
 from pmforge.turn.remember import TERSE_WORDS
-
-
-class AssembledContext(BaseModel):
-    turn_number: int
-    user_message: str
-    decision: RoutingDecision
-    catalogue: Catalogue = Field(exclude=True)  # this project's probes and patterns, for lookups and labels
-    sections: dict[str, str] = Field(default_factory=dict)  # rendered, in prompt order
-    tokens: dict[str, int] = Field(default_factory=dict)
-    documents: list[RetrievedSection] = Field(default_factory=list)
-    conversations: list[RetrievedTurn] = Field(default_factory=list)
-    recent: list[tuple[str, str]] = Field(default_factory=list)  # (user, assistant), oldest first
-    has_documents: bool = False  # the project has indexed files (for "not found in your files")
-    previous_probe: str | None = None  # the probe asked last turn, which this message may answer
-    problem_statement: str = ""
-    stakeholders: list[str] = Field(default_factory=list)
-    org_context: str = ""
-    assumption_ids: list[str] = Field(default_factory=list)  # registered and not retired
-    # The reply this message's earlier answer gave, when the PM asked for another (Retry): not to be repeated.
-    retracted_reply: str = ""
-    state: Any = Field(default=None, exclude=True)  # the session as the turn began (read-only), for offline replies
-
 
 SHORT_QUERY_TERMS = 4  # a message with fewer content words than this is searched with the probe's topic too
 

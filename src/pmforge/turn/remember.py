@@ -11,6 +11,7 @@ from pmforge.embed import Embedder, Embeds
 from pmforge.index.collections import MemoryPassage, ProjectStore
 from pmforge.llm.base import LLM, ChatRequest, SystemBlock
 from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
+from pmforge.llm.inputs import TurnToSummarize
 from pmforge.prompt.render import inert
 from pmforge.understand import extractive
 
@@ -37,7 +38,7 @@ def summarize_turn(llm: LLM, user: str, assistant: str, settings: Settings, aske
         messages=[{"role": "user", "content": f"<turn>\n{inert(context)}PM: {inert(user)}\n\n"
                                               f"Forge: {inert(assistant)}\n</turn>"}],
         max_tokens=settings.turn_summary_max_output_tokens,
-        context=(user, assistant, asked),
+        context=TurnToSummarize(user, assistant, asked),
     )
     try:
         text = llm.complete(request).text.strip()

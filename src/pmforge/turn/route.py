@@ -109,7 +109,7 @@ def _steered(decision: RoutingDecision, inputs: RouteInputs) -> str:
 def _sanitise(decision: RoutingDecision, inputs: RouteInputs, settings: Settings) -> RoutingDecision:
     """Names outside the catalogue are replaced; unmistakable filler never triggers retrieval; a mode
     switch or completion the PM did not ask for and the probe record does not support is dropped."""
-    fallback = rule_route(inputs, settings)
+    fallback = ruled(inputs, settings)
     steered = _steered(decision, inputs)
     if steered:
         log.warning("router proposed %s for %s without grounds; kept the rule router's action", decision.action,
@@ -146,16 +146,24 @@ def announce_fallback(kind: str, note: str) -> None:
           file=sys.stderr, flush=True)
 
 
+def ruled(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
+    """The rule router's decision for this turn, made once: the offline router answers with it, and Phase A
+    falls back to it or takes its probe."""
+    if inputs.rule_decision is None:
+        inputs.rule_decision = rule_route(inputs, settings)
+    return inputs.rule_decision
+
+
 def _fallback(inputs: RouteInputs, settings: Settings, note: str, kind: str) -> RoutingDecision:
     log.warning(note)
     announce_fallback(kind, note)
-    decision = rule_route(inputs, settings)
-    decision.reasoning = f"Fallback — {note} {decision.reasoning}"
-    return decision
+    decision = ruled(inputs, settings)
+    return decision.model_copy(update={"reasoning": f"Fallback — {note} {decision.reasoning}"})
 
 
 def route(llm: LLM, inputs: RouteInputs, settings: Settings) -> tuple[RoutingDecision, ChatRequest, str]:
     """Returns the decision, the Phase A request (for token accounting) and a note when the fallback decided."""
+    ruled(inputs, settings)
     request = build_route_request(inputs, settings)
     try:
         response = llm.complete(request)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 
 from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
+from pmforge.llm.inputs import AssembledContext
 from pmforge.surfaces.bench import session
 from pmforge.tools import tool_for
 from pmforge.tools.session import UpdateConversationSummary
@@ -40,7 +41,9 @@ class VerboseLLM(LLM):
         response = self.inner.complete(request)
         if not _after_tools(request) and not response.tool_uses:
             # Nothing to record this turn: a summary update still makes a second round, as Claude often does.
-            words = request.context.user_message.split()[:120] if request.context else ["The", "session", "goes", "on."]
+            ctx = request.context
+            words = (ctx.user_message.split()[:120] if isinstance(ctx, AssembledContext)
+                     else ["The", "session", "goes", "on."])
             summary = " ".join(words)
             response = ChatResponse(
                 tool_uses=[ToolUse(id="bench_1", name=tool_for(UpdateConversationSummary).name,
