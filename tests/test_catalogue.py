@@ -10,13 +10,14 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path, PurePosixPath
+from typing import get_args
 
 import pytest
 
-from pmforge.knowledge import MODES, builtin_catalogue, project_catalogue
+from pmforge.core.models import SessionState, StakeholderRole
+from pmforge.knowledge import MODES, Catalogue, builtin_catalogue, project_catalogue
 from pmforge.knowledge.loader import BUILTIN_DIR, parse_pattern, parse_probe
-from pmforge.understand import fields
-from pmforge.understand import probes as understanding_rules
+from pmforge.understand import fields, understand
 
 CATALOGUE = builtin_catalogue()
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,14 +75,25 @@ def test_every_pattern_has_lower_case_triggers_and_a_question(pattern):
     assert pattern.signals and pattern.stay_silent_when and pattern.surface and pattern.question.endswith("?")
 
 
-def test_the_understanding_rules_name_exactly_the_catalogues_probes():
-    # The offline reader says a probe is answered when a sentence is filed under one of the probe's fields:
-    # a probe no field answers could never be satisfied offline, and a field mapped to a lost probe is dead.
-    ids = {p.id for p in CATALOGUE.probes}
-    assert set(understanding_rules.ANSWERED_BY) == ids
-    assert set(understanding_rules.ANSWERED_BY_ROLE.values()) <= ids
-    labels = set(fields.LABELS) | {"metric_anti"}
-    assert {label for answers in understanding_rules.ANSWERED_BY.values() for label in answers} <= labels
+@pytest.mark.parametrize("probe", CATALOGUE.probes, ids=lambda p: p.id)
+def test_every_probe_says_what_answers_it_in_words_the_offline_reader_files(probe):
+    # The offline reader says a probe is answered when a sentence is filed under one of the fields its file
+    # names, or names someone playing one of its parts: a probe nothing answers could never be satisfied
+    # offline, and a name the reader never files is a typo.
+    known = set(fields.LABELS) | {"metric_anti"} | set(get_args(StakeholderRole))
+    assert probe.answered_by and set(probe.answered_by) <= known
+
+
+def test_answered_by_is_read_from_a_probe_file_and_drives_the_offline_reader():
+    text = BUILTIN_DIR.joinpath("probes", "why_now.md").read_text()
+    assert parse_probe(text, "why_now").answered_by == ("why_now", "tried_before")
+    # Without the line, the same message answers nothing: the probe's file is where the rule lives.
+    bare = parse_probe(re.sub(r"(?m)^Answered by:.*$", "", text), "why_now")
+    message = "Why now: the council fined us twice in March."
+    assert "why_now" in [a.probe for a in understand(message, SessionState(), catalogue=CATALOGUE).probes]
+    changed = Catalogue(probes=tuple(bare if p.id == "why_now" else p for p in CATALOGUE.probes),
+                        patterns=CATALOGUE.patterns)
+    assert "why_now" not in [a.probe for a in understand(message, SessionState(), catalogue=changed).probes]
 
 
 def test_the_built_in_part_is_read_once_per_process():

@@ -26,6 +26,10 @@ class Probe(BaseModel):
     look_for: tuple[str, ...]
     questions: tuple[str, ...]
     satisfied_when: str
+    # What answers it, as Forge's offline understanding files a message: the fields a sentence is filed under
+    # (`why_now`, `metric_lagging`) and the part a person named plays (`execution_dependency`). Never rendered
+    # into the prompt (Claude judges from `satisfied_when`).
+    answered_by: tuple[str, ...] = ()
 
     def render(self) -> str:
         questions = "\n".join(f"- {q}" for q in self.questions)

@@ -13,7 +13,9 @@ A file is a `# Name` title and one `Label: value` line per field; a list is bull
     Surface: Seasonal staff turn over before they learn a new routine.
     Question: Who runs this in December, and were they trained in October?
 
-A probe has `Mode`, `Order`, `Purpose`, `Listen for` (list), `Questions` (list) and `Satisfied when`.
+A probe has `Mode`, `Order`, `Purpose`, `Listen for` (list), `Questions` (list), `Satisfied when` and, optionally,
+`Answered by` (comma-separated: the fields of a message, as the offline understanding files it, and the parts
+people play, that answer the probe).
 `Mode` defaults to mode_1; `Order` places an item in its mode (unnumbered ones follow, by file name).
 
 The built-in part is read once per process (it ships with the code and never changes while Forge runs); a
@@ -41,12 +43,12 @@ PATTERN_BUDGET = 200  # tokens of a rendered pattern
 PROJECT_TRIGGER_MIN_CHARS = 4
 
 PROBE_FIELDS = {"mode": "mode", "order": "order", "purpose": "purpose", "listen for": "look_for",
-                "questions": "questions", "satisfied when": "satisfied_when"}
+                "questions": "questions", "satisfied when": "satisfied_when", "answered by": "answered_by"}
 PATTERN_FIELDS = {"mode": "mode", "order": "order", "triggers": "triggers", "signals": "signals",
                   "stay silent when": "stay_silent_when", "surface": "surface", "question": "question"}
-_LISTS = {"look_for", "questions", "triggers"}
-_COMMA_LISTS = {"triggers"}
-_OPTIONAL = {"mode", "order"}
+_LISTS = {"look_for", "questions", "triggers", "answered_by"}
+_COMMA_LISTS = {"triggers", "answered_by"}
+_OPTIONAL = {"mode", "order", "answered_by"}
 
 _TITLE = re.compile(r"^#\s+(.+?)\s*$")
 _LABEL = re.compile(r"^([A-Za-z ]+):\s*(.*?)\s*$")
@@ -132,7 +134,9 @@ def _within(item: _T, budget: int) -> _T:
 
 def parse_probe(text: str, probe_id: str) -> Probe:
     name, v = _values(text, PROBE_FIELDS)
-    probe = Probe.model_validate({**v, "id": probe_id, "name": name, "mode": _mode(v), "order": _order(v)})
+    answered_by = tuple(a.strip().lower().replace(" ", "_") for a in v.get("answered_by", ()) if a.strip())
+    probe = Probe.model_validate({**v, "id": probe_id, "name": name, "mode": _mode(v), "order": _order(v),
+                                  "answered_by": answered_by})
     return _within(probe, PROBE_BUDGET)
 
 

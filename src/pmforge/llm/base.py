@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from typing import Annotated, Any, Iterator, Literal
+from typing import Annotated, Iterator, Literal
 
 from pydantic import BaseModel, Field, JsonValue, SkipValidation
 

@@ -106,7 +106,9 @@ _CACHE: dict[tuple, Understanding] = {}
 
 def _understand(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: Catalogue,
                 key: tuple) -> Understanding:
-    cache_key = (words, mode, filler, tuple(catalogue.order(m) for m in MODES), key)
+    # The probes in play and what answers each (their files may change while Forge runs).
+    probes = tuple((m, _answered_by(catalogue, m).items()) for m in MODES)
+    cache_key = (words, mode, filler, tuple((m, tuple(answers)) for m, answers in probes), key)
     if cache_key in _CACHE:
         return _CACHE[cache_key].model_copy(deep=True)
     result = read(words, state, mode, filler, catalogue)
@@ -149,7 +151,7 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
     statements = [s for s in all_sentences
                   if not (s.rstrip().endswith("?") or t.is_meta(s) or intent in ("summarize", "artifact"))]
     docs = nlp.parse(statements) if statements else []
-    readings = fields.read(statements, docs, expected=_expected_labels(state, effective_mode))
+    readings = fields.read(statements, docs, expected=_expected_labels(state, effective_mode, catalogue))
     earlier = changes.recorded_strings(state)
     known_options = _known_options(state)
     facts_by_sentence: dict[str, list[Fact]] = {}
@@ -184,7 +186,7 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
     if intent == "evaluate":
         result.facts = [f for f in result.facts if f.slot != "problem"] or result.facts
     result.probes = probe_rules.classify(statements, [facts_by_sentence.get(s, []) for s in statements],
-                                         list(catalogue.order(effective_mode)), result.people,
+                                         _answered_by(catalogue, effective_mode), result.people,
                                          [r for r in readings])
     return result
 
@@ -210,11 +212,17 @@ def _who_hurts(doc: "Doc") -> list[Fact]:
     return []
 
 
-def _expected_labels(state: SessionState, mode: Mode) -> tuple[str, ...]:
+def _answered_by(catalogue: Catalogue, mode: Mode) -> dict[str, tuple[str, ...]]:
+    """What answers each probe of the mode, as its catalogue file says."""
+    return {probe.id: probe.answered_by for probe in map(catalogue.find_probe, catalogue.order(mode)) if probe}
+
+
+def _expected_labels(state: SessionState, mode: Mode, catalogue: Catalogue) -> tuple[str, ...]:
     """The fields that would answer the probe Forge pursued last (what the PM is most likely answering)."""
     if state.active_mode != mode or not state.active_probe:
         return ()
-    slots = probe_rules.ANSWERED_BY.get(state.active_probe, ())
+    probe = catalogue.find_probe(state.active_probe)
+    slots = probe.answered_by if probe else ()
     return tuple({"metric_anti": "anti_metric"}.get(slot, slot) for slot in slots)
 
 
