@@ -12,8 +12,9 @@ from pmforge.core.models import Manifest, RetrievedSection, SessionState
 from pmforge.core.settings import get_settings
 from pmforge.core.tokens import count_tokens
 from pmforge.interviewer.rules import RouteInputs, rule_route
-from pmforge.knowledge import CORE_INSTRUCTIONS, MODE_CORE, MODES, builtin_catalogue
+from pmforge.knowledge import MODES, builtin_catalogue
 from pmforge.knowledge.loader import PATTERN_BUDGET, PROBE_BUDGET
+from pmforge.prompt.wording import CORE_INSTRUCTIONS, MODE_CORE
 from pmforge.tools import TOOLS
 from pmforge.tools.assumptions import RegisterAssumption
 

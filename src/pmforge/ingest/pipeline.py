@@ -35,16 +35,13 @@ from pmforge.llm.inputs import FileToSummarize
 from pmforge.project.project import Project
 from pmforge.project.recover import INTERRUPTED, file_id_for
 from pmforge.prompt.render import attribute, inert
+from pmforge.prompt.wording import FILE_SUMMARY_INSTRUCTIONS
 from pmforge.understand import extractive
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
-FILE_SUMMARY_INSTRUCTIONS = (
-    "Write a one-paragraph summary (at most 70 words) of this document for a product manager's file list: "
-    "what it is and what it covers. Only state what the document says."
-)
 
 
 @dataclass

@@ -12,6 +12,7 @@ from collections import Counter
 from pmforge.core.models import Assumption, Manifest, SessionState, Turn
 from pmforge.core.tokens import count_tokens, truncate_to_tokens
 from pmforge.knowledge import Catalogue
+from pmforge.llm.inputs import AssembledContext
 
 _TAG_NAMES = ("document", "turn", "pasted")  # Forge's delimiter tags
 # Characters a tag can hide behind: they render as nothing, so "<\u200b/document>" reads as a closing tag.
@@ -265,3 +266,18 @@ def recent_turns(turns: list[Turn], budget: int) -> list[tuple[str, str]]:
 
 def quote(text: str, budget: int) -> str:
     return clip(" ".join(text.split()), budget)
+
+
+def routing_note(ctx: AssembledContext) -> str:
+    d = ctx.decision
+    parts = [f"action={d.action}", f"mode={d.mode}"]
+    if d.next_probe:
+        parts.append(f"probe={d.next_probe}")
+    if d.patterns:
+        parts.append("patterns=" + ",".join(d.patterns))
+    # (A documents section without documents says they were left out for room: they did match.)
+    if d.requires_retrieval and not ctx.documents and ctx.has_documents and not ctx.sections.get("documents"):
+        parts.append("no uploaded section matched this message")
+    # The router's reasoning may quote what it read (file summaries, earlier turns): it cannot open a tag.
+    reasoning = f". {one_line(d.reasoning)}" if d.reasoning else ""
+    return "Routing decision for this turn: " + "; ".join(parts) + reasoning

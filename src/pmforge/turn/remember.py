@@ -13,15 +13,11 @@ from pmforge.llm.base import LLM, ChatRequest, SystemBlock
 from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
 from pmforge.llm.inputs import TurnToSummarize
 from pmforge.prompt.render import inert
+from pmforge.prompt.wording import TURN_SUMMARY_INSTRUCTIONS
 from pmforge.understand import extractive
 
 log = logging.getLogger(__name__)
 
-SUMMARY_INSTRUCTIONS = (
-    "Summarize this exchange between a product manager and Forge in one or two sentences for later search. "
-    "Keep names, numbers, decisions and facts the PM stated, and the topic of the question they answered; "
-    "leave out the new questions Forge asks at the end. No preamble."
-)
 
 
 def asked_before(turns: list[Turn], index: int) -> str:
@@ -34,7 +30,7 @@ def summarize_turn(llm: LLM, user: str, assistant: str, settings: Settings, aske
     request = ChatRequest(
         purpose="summarize_turn",
         model=settings.summary_model,
-        system=[SystemBlock(text=SUMMARY_INSTRUCTIONS)],
+        system=[SystemBlock(text=TURN_SUMMARY_INSTRUCTIONS)],
         messages=[{"role": "user", "content": f"<turn>\n{inert(context)}PM: {inert(user)}\n\n"
                                               f"Forge: {inert(assistant)}\n</turn>"}],
         max_tokens=settings.turn_summary_max_output_tokens,

@@ -16,12 +16,12 @@ from pathlib import Path
 
 from pmforge.core.models import Manifest, SessionState
 from pmforge.core.tokens import count_tokens
-from pmforge.knowledge import CORE_INSTRUCTIONS, MODE_CORE, builtin_catalogue
+from pmforge.knowledge import builtin_catalogue
 from pmforge.prompt import render
+from pmforge.prompt.wording import CORE_INSTRUCTIONS, FORGE_SYSTEM, MODE_CORE
 from pmforge.surfaces.bench import session
 from pmforge.surfaces.bench.figures import scratch_folder
 from pmforge.tools import tool_specs
-from pmforge.turn.execute import FORGE_SYSTEM
 
 MILESTONES = (1, 10, 50, 100, 300, 500)
 _UNBOUNDED = 10**7
