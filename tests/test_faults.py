@@ -18,7 +18,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import pmforge
-from pmforge.core.errors import ForgeError
+from forge_cli import run_forge
+from pmforge.core.errors import ForgeError, without_kept_note
 from pmforge.index.keyword import KeywordIndex
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.project.project import Project
@@ -391,3 +392,35 @@ def test_tool_arguments_that_are_not_json_fail_the_turn_cleanly(talked: Project,
         run_turn(talked, MESSAGE)
     assert one_sentence(str(exc.value)) and "your message is kept" in str(exc.value)
     assert snapshot(talked) == before
+
+
+# ---------------------------------------------------------------- the terminal hands a failed message back
+
+
+@pytest.mark.parametrize("failure, said", [
+    ("Forge could not reach the model server at http://127.0.0.1:9/v1/ (is it running? start it, or check "
+     "OPENAI_BASE_URL); your message is kept.",
+     "Forge could not reach the model server at http://127.0.0.1:9/v1/ (is it running? start it, or check "
+     "OPENAI_BASE_URL)."),
+    ("Claude is overloaded right now; your message is kept, try again in a minute.",
+     "Claude is overloaded right now; try again in a minute."),
+    ("Claude rejected the API key; check ANTHROPIC_API_KEY. Your message is kept.",
+     "Claude rejected the API key; check ANTHROPIC_API_KEY."),
+    ("The model sent an empty answer (no text and no tool call); nothing was saved and your message is kept.",
+     "The model sent an empty answer (no text and no tool call); nothing was saved."),
+    ("Project 'pilot' no longer exists.", "Project 'pilot' no longer exists."),
+])
+def test_a_failure_read_where_the_message_is_handed_back_drops_the_promise_to_keep_it(failure, said):
+    assert without_kept_note(failure) == said
+
+
+def test_forge_chat_that_cannot_reach_its_server_hands_the_message_back_without_contradicting_itself(isolated_env):
+    env = {"FORGE_LLM": "openai", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    assert run_forge(isolated_env, "new", "Pilot", env=env).returncode == 0
+    run = run_forge(isolated_env, "chat", "pilot", "-m", "We want to cut shrink in 62 stores.", env=env)
+    assert run.returncode == 1
+    said = run.stderr.strip().splitlines()
+    assert said[-2:] == ["Forge could not reach the model server at http://127.0.0.1:9/v1/ (is it running? start "
+                         "it, or check OPENAI_BASE_URL). Your message was not saved; here it is to send again:",
+                         "We want to cut shrink in 62 stores."]
+    assert "kept" not in run.stderr

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pmforge.core.errors import ForgeError
+from pmforge.core.errors import ForgeError, without_kept_note
 from pmforge.core.words import counted
 
 if TYPE_CHECKING:
@@ -331,7 +331,9 @@ def cmd_chat(args) -> int:
         except ForgeError as exc:
             # Never lose what the PM typed: say what happened, give the message back, go on with the next.
             _show_notices(but=str(exc))
-            print(f"{str(exc).rstrip('.')}. Your message was not saved; here it is to send again:\n{message}",
+            # The app keeps a failed message in its box; here it is handed back, so that promise is left out.
+            print(f"{without_kept_note(str(exc)).rstrip('.')}. Your message was not saved; here it is to send "
+                  f"again:\n{message}",
                   file=sys.stderr, flush=True)
             failed += 1
     return 1 if failed else 0

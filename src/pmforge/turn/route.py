@@ -13,7 +13,7 @@ import sys
 
 from pydantic import ValidationError
 
-from pmforge.core.errors import ForgeError
+from pmforge.core.errors import ForgeError, without_kept_note
 from pmforge.core.models import RoutingDecision
 from pmforge.core.settings import Settings
 from pmforge.interviewer.rules import ROUTE_TOOL, RouteInputs, rule_route
@@ -155,7 +155,7 @@ def route(llm: LLM, inputs: RouteInputs, settings: Settings) -> tuple[RoutingDec
     try:
         response = llm.complete(request)
     except ForgeError as exc:
-        cause = re.split(r"[;,]? \(?your message is kept", str(exc))[0].rstrip(".")  # no message is lost here
+        cause = without_kept_note(str(exc)).rstrip(".")  # no message is lost here
         note = f"Router unavailable ({cause}); the rule router decided."
         return _fallback(inputs, settings, note, "unavailable"), request, note
     for attempt in range(2):
