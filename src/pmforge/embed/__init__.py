@@ -1,30 +1,6 @@
 """Embedding providers: Voyage or any OpenAI-compatible server online, all-MiniLM-L6-v2 ONNX offline."""
 
-from __future__ import annotations
-
-from pmforge.core.settings import Settings
 from pmforge.embed.base import Embedder, Embeds, EmbedStats
-
-
-def make_embedder(settings: Settings) -> Embedder:
-    choice = settings.embeddings
-    if choice == "auto":
-        choice = "voyage" if settings.voyage_api_key else "local"
-    if choice == "voyage":
-        from pmforge.embed.voyage import VoyageEmbedder  # each provider's SDK loads only when chosen
-
-        return VoyageEmbedder.from_settings(settings)
-    if choice == "openai":
-        from pmforge.embed.openai_embed import OpenAIEmbedder
-
-        return OpenAIEmbedder.from_settings(settings)
-    if choice == "hashing":
-        from pmforge.embed.hashing import HashingEmbedder
-
-        return HashingEmbedder()
-    from pmforge.embed.local import LocalEmbedder
-
-    return LocalEmbedder()
-
+from pmforge.embed.providers import make_embedder
 
 __all__ = ["Embedder", "Embeds", "EmbedStats", "make_embedder"]
