@@ -127,7 +127,7 @@ def _file_record(project, slot: int, generation: int) -> LeafRecord:
                       start=0, end=len(text))
     parent = ParentRecord(id=f"{file_id}:p0", text=text, section=f"slot{slot}", start=0, end=len(text))
     vectors = project.services.embedder.embed_documents([text, text])
-    project.store.add_file(file_id, f"slot{slot}.md", [leaf], vectors[:1], [parent], vectors[1:])
+    project.store.documents.add_file(file_id, f"slot{slot}.md", [leaf], vectors[:1], [parent], vectors[1:])
     return leaf
 
 

@@ -100,7 +100,7 @@ def test_a_listed_file_whose_upload_vanished_is_dropped_from_search(filled: Proj
     report = doctor.repair(filled)
     assert report.consistent
     assert filled.ws.load_manifest().find("notes.md") is None
-    assert entry.file_id not in filled.store.file_ids()
+    assert entry.file_id not in filled.store.documents.file_ids()
 
 
 def test_vector_layer_orphans_and_partial_files_are_repaired(filled: Project):
@@ -114,7 +114,7 @@ def test_vector_layer_orphans_and_partial_files_are_repaired(filled: Project):
     vec = filled.services.embedder.embed_documents(["orphan passage"])[0]
     from pmforge.index.collections import LeafRecord, ParentRecord
 
-    store.add_file("deadbeefdeadbeef", "gone.md", [LeafRecord("deadbeefdeadbeef:p0:l0:w0", "deadbeefdeadbeef:p0:l0",
+    store.documents.add_file("deadbeefdeadbeef", "gone.md", [LeafRecord("deadbeefdeadbeef:p0:l0:w0", "deadbeefdeadbeef:p0:l0",
                    "deadbeefdeadbeef:p0", "orphan passage", 0, 14)], [vec],
                    [ParentRecord("deadbeefdeadbeef:p0", "orphan passage", "Gone", 0, 14)], [vec])
     found = problems(filled)
@@ -122,8 +122,8 @@ def test_vector_layer_orphans_and_partial_files_are_repaired(filled: Project):
     assert any("1 file(s) that are no longer listed" in p for p in found)
     report = doctor.repair(filled)
     assert report.consistent, report.findings
-    assert "deadbeefdeadbeef" not in store.file_ids()
-    counts = store.file_counts()[report_entry.file_id]
+    assert "deadbeefdeadbeef" not in store.documents.file_ids()
+    counts = store.documents.file_counts()[report_entry.file_id]
     assert counts == (report_entry.parent_count, report_entry.chunk_count)
 
 
@@ -136,7 +136,7 @@ def test_keyword_and_memory_layers_are_repaired(filled: Project):
     vec = filled.services.embedder.embed_documents(["never said"])[0]
     from pmforge.core.models import RetrievedTurn
 
-    store.upsert_turn(RetrievedTurn(turn_number=9, user="never", assistant="said", summary="never said"), vec)
+    store.memory.upsert_turn(RetrievedTurn(turn_number=9, user="never", assistant="said", summary="never said"), vec)
     report = doctor.examine(filled)
     found = [f"[{f.layer}] {f.problem}" for f in report.findings]
     # A local keyword cache behind Chroma's records is refreshed from them while looking (a note, not a
@@ -147,7 +147,7 @@ def test_keyword_and_memory_layers_are_repaired(filled: Project):
     assert any("1 turn(s) of the transcript are not in the conversation memory" in p for p in found)
     report = doctor.repair(filled)
     assert report.consistent, report.findings
-    assert store.turn_numbers() == {1, 2}
+    assert store.memory.turn_numbers() == {1, 2}
     assert store.keyword(DOCUMENTS).ids() == store.ids(DOCUMENTS)
     assert store.keyword(CONVERSATIONS).ids() == set(said)
     assert filled.store.keyword(DOCUMENTS).search("Duluth bread", 3)  # rebuilt from Chroma's texts, searchable
@@ -157,14 +157,14 @@ def test_a_keyword_update_cut_short_by_a_crash_is_refreshed_not_reported(filled:
     """A kill between a record's write to Chroma and its keyword cache's stamp leaves the cache one update
     behind; doctor refreshes it from the records and still finds the project consistent."""
     store = filled.store
-    stamps = json.loads(store._stamps_path.read_text(encoding="utf-8"))
+    stamps = json.loads(store.stamps_path.read_text(encoding="utf-8"))
     stamps[CONVERSATIONS]["keyword_records"] += 1  # the update's stamp was never written
-    store._stamps_path.write_text(json.dumps(stamps), encoding="utf-8")
-    assert not store.keyword_current(CONVERSATIONS)
+    store.stamps_path.write_text(json.dumps(stamps), encoding="utf-8")
+    assert not store.upkeep.keyword_current(CONVERSATIONS)
     report = doctor.examine(filled)
     assert report.consistent, report.findings
     assert any("cut short" in n for n in report.notes)
-    assert store.keyword_current(CONVERSATIONS)
+    assert store.upkeep.keyword_current(CONVERSATIONS)
 
 
 def test_an_interrupted_operation_is_finished_when_the_project_is_next_opened(filled: Project, services):
@@ -293,7 +293,7 @@ def test_a_sigkill_at_a_named_point_leaves_a_project_that_recovers(filled_templa
         assert manifest.find("late.md") is None and (ws.uploads / "late.md").is_file()
         assert crashed.store.collection(PARENTS).get(where={"filename": "late.md"})["ids"]
     elif point == "delete:unindexed":
-        assert manifest.find("notes.md") == notes and notes.file_id not in crashed.store.file_ids()
+        assert manifest.find("notes.md") == notes and notes.file_id not in crashed.store.documents.file_ids()
     else:
         assert [t.number for t in transcript.load(ws.transcript_path)] == [1, 2, 3]
         assert ws.state_path.read_bytes() == state_before
@@ -308,11 +308,11 @@ def test_a_sigkill_at_a_named_point_leaves_a_project_that_recovers(filled_templa
     reopened = Project.open(services, ws.slug)
     if point == "upload:indexed":  # the interrupted upload is indexed afresh, once
         entry = reopened.manifest().find("late.md")
-        assert entry.indexed and reopened.store.file_counts()[entry.file_id] == (entry.parent_count, entry.chunk_count)
+        assert entry.indexed and reopened.store.documents.file_counts()[entry.file_id] == (entry.parent_count, entry.chunk_count)
     elif point == "delete:unindexed":  # the delete is finished
         assert reopened.manifest().find("notes.md") is None and not (ws.uploads / "notes.md").exists()
     else:  # the turn the PM saw is kept, and remembered
-        assert [t.number for t in reopened.state().turns] == [1, 2, 3] and reopened.store.turn_numbers() == {1, 2, 3}
+        assert [t.number for t in reopened.state().turns] == [1, 2, 3] and reopened.store.memory.turn_numbers() == {1, 2, 3}
     assert forge(["doctor", ws.slug, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["consistent"] and report["recovered"] is None  # nothing left to recover the second time

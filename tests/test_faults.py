@@ -76,7 +76,7 @@ def file_chunk_ids(project: Project, file_id: str) -> tuple[set[str], set[str]]:
 
 def assert_store_agrees_with_manifest(project: Project) -> None:
     manifest = {f.file_id for f in project.manifest().file_summaries if f.indexed}
-    assert project.store.file_ids() == manifest
+    assert project.store.documents.file_ids() == manifest
     assert project.store.keyword("documents").ids() == project.store.ids("documents")
     # ... and what is on disk says the same as what is in memory.
     assert KeywordIndex(project.ws.vectordb / "keyword", "documents").ids() == project.store.ids("documents")
@@ -174,7 +174,7 @@ def test_an_outage_while_replacing_a_file_keeps_the_old_version_as_it_was(small_
     old_upload = (project.ws.uploads / "plan.md").read_bytes()
     old_text = project.ws.converted_path("plan.md").read_bytes()
     assert old_ids[0] and old_ids[0] == old_ids[1]
-    citation = project.store.get_parents([(f"{old.file_id}:p0", 1.0)])[0]
+    citation = project.store.documents.get_parents([(f"{old.file_id}:p0", 1.0)])[0]
     assert project.passage(citation)
 
     new_plan = big_markdown(version="v2")
@@ -210,13 +210,13 @@ def test_a_voyage_outage_after_the_reply_keeps_the_turn_and_catches_up_later(onl
     assert record.reply == "Question 1: Who owns shrink?"
     state = online.state()
     assert [t.number for t in state.turns] == [1] and not state.turns[0].indexed
-    assert online.store.turn_numbers() == set()
+    assert online.store.memory.turn_numbers() == set()
 
     stub.voyage_fallback = None  # back: the next turn indexes the one that was missed, then itself
     stub.queue_anthropic(tool_use_message([("route", ROUTE)]), text_message("Question 1: Since when?"),
                          text_message("PM said since spring."))
     run_turn(online, "The regional director, since spring.")
-    assert online.store.turn_numbers() == {1, 2}
+    assert online.store.memory.turn_numbers() == {1, 2}
     assert all(t.indexed for t in online.state().turns)
 
 
@@ -256,7 +256,7 @@ FAILURES = {
 def test_a_failure_mid_tool_loop_fails_the_turn_cleanly(online_services, talked: Project, stub, failure):
     spec = FAILURES[failure]
     project = Project.open(online_services(**spec.get("settings", {})), talked.ws.slug)
-    before, turns, remembered = snapshot(project), project.state().turn_count, project.store.turn_numbers()
+    before, turns, remembered = snapshot(project), project.state().turn_count, project.store.memory.turn_numbers()
     stub.queue_anthropic(tool_use_message([("route", ROUTE)]), first_round())
     stub.anthropic_fallback = spec["item"]  # every request after the first Phase B round fails
 
@@ -271,7 +271,7 @@ def test_a_failure_mid_tool_loop_fails_the_turn_cleanly(online_services, talked:
     results = phase_b[-1]["messages"][-1]["content"]
     assert [r["is_error"] for r in results] == [False] * 3  # it failed mid loop, after the tools had acted
     assert snapshot(project) == before  # state.json, project_state.json and context.md, byte for byte
-    assert project.state().turn_count == turns and project.store.turn_numbers() == remembered
+    assert project.state().turn_count == turns and project.store.memory.turn_numbers() == remembered
 
 
 def test_a_transient_failure_mid_loop_recovers_and_commits_tool_effects_once(talked: Project, stub):

@@ -231,7 +231,7 @@ def test_the_demo_opens_on_a_copy_and_reset_restores_it(fresh_app, isolated_env,
     assert _session(copy) == _session(committed)  # as shipped, but for when it was last saved
     reopened = Project.open(services, "demo")
     assert reopened.state().turn_count == shipped_turns // 2
-    assert reopened.store.turn_ids() == {t.id for t in reopened.state().turns}  # the played turn is forgotten
+    assert reopened.store.memory.turn_ids() == {t.id for t in reopened.state().turns}  # the played turn is forgotten
     assert reopened.reindex_reason() is None
     assert _tree(committed) == before  # the committed example never changed, not even a lock file
 

@@ -109,7 +109,7 @@ def test_a_refused_replacement_leaves_the_previous_version_exactly_as_it_was(pro
     assert expect in result.message and "previous version" in result.message, result.message
     assert snapshot(project, name) == before
     assert uploads(project) == {name}  # the refused bytes were not left behind, not even hidden
-    hits = project.store.search_documents(project.services.embedder.embed_query("unlabelled trays freezer audit"), 8, 2)
+    hits = project.store.documents.search_documents(project.services.embedder.embed_query("unlabelled trays freezer audit"), 8, 2)
     assert any("314 unlabelled trays" in h.text for h in hits)
 
 
@@ -269,7 +269,7 @@ def test_a_pathological_file_finishes_within_the_hard_limit(quick_conversion_lim
         assert not result.ok and refused_because in result.message, result.message
         entry = project.manifest().find(filename)
         assert entry.status == f"not indexed: {result.message}" and not project.ws.converted_path(filename).exists()
-        assert project.store.file_ids() == set()
+        assert project.store.documents.file_ids() == set()
     assert_still_usable(project, capsys)
 
 

@@ -36,7 +36,7 @@ def converted_text(project: Project, filename: str) -> str:
 
 def search(project: Project, query: str, leaves: int = 12, parents: int = 4) -> list[RetrievedSection]:
     vector = project.services.embedder.embed_query(query)
-    return project.store.search_documents(vector, leaves, parents)
+    return project.store.documents.search_documents(vector, leaves, parents)
 
 
 def stored(project: Project, collection: str, file_id: str) -> list[tuple[str, str, dict]]:
@@ -90,7 +90,7 @@ def assert_consistent(project: Project) -> None:
     """The manifest and the vector store describe the same files."""
     manifest = project.manifest().file_summaries
     indexed = [f for f in manifest if f.indexed]
-    assert project.store.file_ids() == {f.file_id for f in indexed}
+    assert project.store.documents.file_ids() == {f.file_id for f in indexed}
     names = [f.filename.casefold() for f in manifest]
     assert len(names) == len(set(names)), names
     for f in indexed:
@@ -206,7 +206,7 @@ def test_markdown_in_utf16_is_read_or_rejected(project: Project):
         assert converted_text(project, "notepad.md") == text
     else:
         assert_one_sentence(result.message)
-        assert project.store.file_ids() == set()
+        assert project.store.documents.file_ids() == set()
     assert_consistent(project)
 
 
@@ -276,7 +276,7 @@ def test_broken_upload_is_kept_reported_and_not_indexed(project: Project, filena
     assert entry is not None and result.entry is not None
     assert entry.status == f"not indexed: {result.message}"
     assert entry.chunk_count == 0 and entry.parent_count == 0
-    assert project.store.file_ids() == set()
+    assert project.store.documents.file_ids() == set()
     assert project.store.ids("documents") == set() and project.store.ids("document_parents") == set()
     assert not project.ws.converted_path(filename).exists()
     assert_consistent(project)
@@ -304,7 +304,7 @@ def test_over_limit_upload_is_rejected(project: Project, monkeypatch):
     assert "limit" in result.message
     assert (small.ws.uploads / "big.md").read_bytes() == data
     assert small.manifest().find("big.md").status.startswith("not indexed: ")
-    assert small.store.file_ids() == set() and small.store.ids("documents") == set()
+    assert small.store.documents.file_ids() == set() and small.store.ids("documents") == set()
     # a file under the limit still goes in
     assert ingest_file(small, "small.md", md("Plan", FACT)).ok
     assert_consistent(small)
@@ -402,7 +402,7 @@ def test_names_differing_only_in_case_are_two_files(project: Project):
     assert second.ok and second.message.startswith(f"Indexed plan.md as {kept}") and kept.startswith("plan-")
     manifest = project.manifest().file_summaries
     assert [f.filename for f in manifest] == ["Plan.md", kept]
-    assert project.store.file_ids() == {f.file_id for f in manifest}
+    assert project.store.documents.file_ids() == {f.file_id for f in manifest}
     assert {p.name for p in project.ws.uploads.iterdir()} == {".gitkeep", "Plan.md", kept}
     assert {p.name for p in project.ws.converted.iterdir()} == {".gitkeep", "Plan.md.md", f"{kept}.md"}
     assert_retrievable(project, FACT_QUERY, FACT, kept)
@@ -547,7 +547,7 @@ def test_delete_unknown_file_raises_forge_error(project: Project):
         delete_file(project, "missing.md")
     assert ingest_file(project, "Plan.md", md("Plan", FACT)).ok
     assert delete_file(project, "PLAN.MD") == "Deleted Plan.md."
-    assert project.store.file_ids() == set() and project.store.ids("documents") == set()
+    assert project.store.documents.file_ids() == set() and project.store.ids("documents") == set()
     assert not project.ws.converted_path("Plan.md").exists()
     assert_consistent(project)
 
@@ -608,4 +608,4 @@ def test_decompression_bomb_is_refused(project: Project):
         zf.writestr("word/media/huge.bin", b"\0" * 450_000_000)
     result = ingest_file(project, "bomb.docx", buffer.getvalue())
     assert not result.ok and "more than Forge will open" in result.message
-    assert project.store.file_ids() == set()
+    assert project.store.documents.file_ids() == set()

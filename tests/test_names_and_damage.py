@@ -69,7 +69,7 @@ def test_names_alike_but_for_case_or_form_are_two_files(project: Project, isolat
     assert f"{second} as {kept}" in two.stdout and first in two.stdout  # the PM is told where it went
     assert uploads.joinpath(first).read_bytes() == doc("The Marigold audit found 314 unlabelled trays.")
     assert uploads.joinpath(kept).read_bytes() == doc("The Juniper audit found 27 crates of expired yoghurt.")
-    assert project.store.file_ids() == {f.file_id for f in files.values()}
+    assert project.store.documents.file_ids() == {f.file_id for f in files.values()}
     assert_consistent(isolated_env, project)
 
     # The same name again is a new version of the file it named, kept under the same name.

@@ -136,7 +136,7 @@ def test_voyage_rate_limits_are_retried_during_upload(online: Project, stub):
     result = ingest_file(online, "notes.md", b"# Notes\n\nManagers print labels in the back office.\n")
     assert result.ok, result.message
     assert len(stub.voyage_requests()) == 3
-    assert online.store.file_ids() == {f.file_id for f in online.manifest().file_summaries if f.indexed}
+    assert online.store.documents.file_ids() == {f.file_id for f in online.manifest().file_summaries if f.indexed}
 
 
 def test_voyage_outage_fails_cleanly_and_keeps_the_file(online: Project, stub, monkeypatch):

@@ -294,7 +294,7 @@ def test_embedding_rate_limits_are_retried_during_upload(served: Project, stub):
     result = ingest_file(served, "notes.md", b"# Notes\n\nManagers print labels in the back office.\n")
     assert result.ok, result.message
     assert len(stub.openai_embedding_requests()) == 3
-    assert served.store.file_ids() == {f.file_id for f in served.manifest().file_summaries if f.indexed}
+    assert served.store.documents.file_ids() == {f.file_id for f in served.manifest().file_summaries if f.indexed}
 
 
 def test_an_embedding_outage_keeps_the_file_and_says_so(served: Project, stub):
@@ -369,7 +369,7 @@ def test_a_two_mode_discovery_session_with_tools(openai_services, stub):
     assert [t.summary for t in state.turns] == ["PM described bakery shrink and a markdown-list idea.",
                                                 "PM moved to evaluating the markdown list.",
                                                 "PM chose a concierge pilot."]
-    assert project.store.turn_numbers() == {1, 2, 3}  # remembered with the server's embeddings
+    assert project.store.memory.turn_numbers() == {1, 2, 3}  # remembered with the server's embeddings
     # Mode 2's own instructions reached the model once the session had entered it.
     replies = phase_b(stub)
     assert len(replies) == 6 and all(r["model"] == "qwen-stub" for r in replies)

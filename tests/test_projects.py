@@ -165,7 +165,7 @@ def test_a_project_deleted_and_made_again_in_one_process_starts_afresh(services,
     assert delete_project(services, "pilot").startswith("Deleted project 'Pilot'")
 
     again = Project.create(services, "Pilot")
-    assert again.store.file_ids() == set() and again.manifest().file_summaries == []
+    assert again.store.documents.file_ids() == set() and again.manifest().file_summaries == []
     assert ingest_file(again, "notes.md", b"# Notes\n\nThe Quetzal scanner pilot starts in May.\n").ok
     found = find_sections(again.store, Query("When does the scanner pilot start?", services.embedder), 2000,
                           "hybrid", services.settings)

@@ -103,7 +103,7 @@ def test_a_paused_server_fails_a_turn_in_one_sentence_and_the_next_turn_works(se
         assert "\n" not in str(error)  # one sentence, no traceback
         assert project.ws.state_path.read_bytes() == before  # the turn was not half-saved
 
-        error = finishes_within(TIMEOUT_S + SLACK_S, project.store.file_ids)  # a single store call
+        error = finishes_within(TIMEOUT_S + SLACK_S, project.store.documents.file_ids)  # a single store call
         assert isinstance(error, StoreUnavailable), error
 
     assert run_turn(project, "What does the plan say about scope?").turn == 2  # same client, server back

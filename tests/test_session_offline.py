@@ -51,7 +51,7 @@ def test_eight_turn_session(project: Project):
     last = records[-1]
     assert last.turn == 8
     # The parent section holding the buried fact came back, with offsets into the converted markdown.
-    sections = store.search_documents(embedder.embed_query(TURNS[-1]), 12, 4)
+    sections = store.documents.search_documents(embedder.embed_query(TURNS[-1]), 12, 4)
     fact_parents = {s.id for s in sections if BURIED_FACT in s.text}
     assert len(fact_parents) == 1
     shown_from = {d.split("@")[0] for d in last.retrieved.documents}  # a passage id is its parent's + "@start-end"
@@ -68,7 +68,7 @@ def test_eight_turn_session(project: Project):
     assert any("markdown app" in a.claim for a in state.assumptions)
     assert state.routing.probes_fired
     assert all(t.indexed and t.summary for t in state.turns)
-    assert store.turn_numbers() == set(range(1, 9))
+    assert store.memory.turn_numbers() == set(range(1, 9))
 
     # state.json round-trips exactly.
     raw = json.loads(project.ws.state_path.read_text())
@@ -93,9 +93,9 @@ def test_token_report_and_budgets(project: Project):
 def test_delete_removes_chunks_and_entry(project: Project):
     ingest_file(project, "research-q3.docx", research_docx(BURIED_FACT))
     file_id = project.manifest().find("research-q3.docx").file_id
-    assert project.store.file_ids() == {file_id}
+    assert project.store.documents.file_ids() == {file_id}
     delete_file(project, "research-q3.docx")
-    assert project.store.file_ids() == set()
+    assert project.store.documents.file_ids() == set()
     assert project.store.ids("documents") == set()
     assert project.manifest().file_summaries == []
     assert not (project.ws.uploads / "research-q3.docx").exists()
@@ -117,7 +117,7 @@ def test_reupload_replaces_without_stale_chunks(project: Project):
     new_ids = project.store.ids("documents")
     assert not (new_ids & old_ids)
     entry = project.manifest().find("research-q3.docx")
-    assert project.store.file_ids() == {entry.file_id}
+    assert project.store.documents.file_ids() == {entry.file_id}
     assert len(project.manifest().file_summaries) == 1
 
 
@@ -137,4 +137,4 @@ def test_clone_without_vectors_is_rebuilt(project: Project, services):
     message = reindex(clone)  # a catch-up: adds what the store lacks, drops nothing
     assert "1 file indexed, 2 turns remembered" in message
     assert clone.reindex_reason() is None
-    assert clone.store.turn_numbers() == {1, 2}
+    assert clone.store.memory.turn_numbers() == {1, 2}

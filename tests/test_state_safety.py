@@ -166,7 +166,7 @@ def test_recovery_on_open_is_quick_and_forge_doctor_still_finishes_the_work(proj
 def test_an_interrupted_delete_is_finished_quickly_on_open(project: Project, services):
     assert ingest_file(project, "plan.md", PLAN).ok
     entry = project.ws.load_manifest().find("plan.md")
-    project.store.delete_file(entry.file_id)  # the crash came after the store, before the manifest
+    project.store.documents.delete_file(entry.file_id)  # the crash came after the store, before the manifest
     project.ws.operation_marker.write_text(json.dumps({"operation": "delete plan.md", "pid": 1}))
     reopened = Project.open(services, project.ws.slug)
     assert reopened.recovered == "delete plan.md"

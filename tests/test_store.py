@@ -70,7 +70,7 @@ def test_documents_are_stored_searched_and_deleted(backend: Services):
     assert hits and hits[0].filename == "notes.md"
     converted = project.ws.converted_path("notes.md").read_text()
     assert hits[0].text == converted[hits[0].start : hits[0].end]  # offsets are exact on either backend
-    keyword = project.store.keyword_windows("ZX-42", 4)
+    keyword = project.store.documents.keyword_windows("ZX-42", 4)
     assert keyword and keyword[0][2]["parent_id"] == hits[0].id
     delete_file(project, "notes.md")
     assert all(s.filename != "notes.md" for s in sections(project, "ZX-42 printer"))
@@ -83,7 +83,7 @@ def test_conversation_memory_is_stored_and_filtered_by_turn(backend: Services):
     for message in ("Dana runs the Duluth bakery.", "Weekend shrink is the worst.", "Labels take forty minutes.",
                     "The regional director wants a number by March.", "Okay."):
         run_turn(project, message)
-    assert project.store.turn_numbers() == {1, 2, 3, 4, 5}
+    assert project.store.memory.turn_numbers() == {1, 2, 3, 4, 5}
     query = _query(project, "Who runs the bakery in Duluth?")
     assert find_turns(project.store, query, 1, "hybrid", project.settings)[0].turn_number == 1
     found = find_turns(project.store, query, 3, "hybrid", project.settings, before_turn=3)
@@ -112,7 +112,7 @@ def test_memory_collections_save_their_index_often_even_when_made_before(backend
     for name in (CONVERSATIONS, MEMORY):
         assert again.store.collection(name).configuration["hnsw"]["sync_threshold"] == wanted
     run_turn(again, "Weekend shrink is the worst.")
-    assert again.store.turn_numbers() == {1, 2} and doctor.examine(again).consistent
+    assert again.store.memory.turn_numbers() == {1, 2} and doctor.examine(again).consistent
 
 
 def test_a_database_busy_with_another_writer_is_waited_for(monkeypatch, isolated_env):
@@ -137,7 +137,7 @@ def test_a_database_busy_with_another_writer_is_waited_for(monkeypatch, isolated
 
     monkeypatch.setattr(Collection, "upsert", upsert)
     run_turn(project, "Dana runs the Duluth bakery.")
-    assert refusals["left"] == 0 and project.store.turn_numbers() == {1}
+    assert refusals["left"] == 0 and project.store.memory.turn_numbers() == {1}
     refusals["left"] = 10**6
     project.store.busy_wait_s = 0.2
     with pytest.raises(StoreUnavailable, match="busy"):
@@ -151,7 +151,7 @@ def test_vectors_of_another_embedder_are_refused_until_reindexed(backend: Servic
     ingest_file(project, "plan.md", PLAN)
     other = ProjectStore(project.store.client, "some-other-model:64", project.ws.vectordb / "keyword",
                          prefix=project.store.prefix)
-    assert other.mismatched() == project.store.signature
+    assert other.upkeep.mismatched() == project.store.signature
     with pytest.raises(EmbedderMismatch):
         other.collection(DOCUMENTS)
     assert reindex(project, force=True).startswith("Re-indexed 1 files")  # only --force drops and rebuilds
@@ -166,11 +166,11 @@ def test_copying_a_store_keeps_every_vector(backend: Services, chroma):
 
     elsewhere = open_store(project.ws, project.store.signature, project.settings.model_copy(
         update={"chroma_host": chroma.host, "chroma_port": chroma.port}), server=not project.store.prefix)
-    copied = elsewhere.copy_from(project.store)
+    copied = elsewhere.upkeep.copy_from(project.store)
     assert copied == {name: project.store.collection(name).count() for name in copied}
-    assert sorted(r["id"] for r in elsewhere.rows(DOCUMENTS)) == sorted(r["id"] for r in project.store.rows(DOCUMENTS))
-    original = {r["id"]: r["embedding"] for r in project.store.rows(DOCUMENTS)}
-    assert all(pytest.approx(original[r["id"]], abs=1e-6) == r["embedding"] for r in elsewhere.rows(DOCUMENTS))
+    assert sorted(r["id"] for r in elsewhere.upkeep.rows(DOCUMENTS)) == sorted(r["id"] for r in project.store.upkeep.rows(DOCUMENTS))
+    original = {r["id"]: r["embedding"] for r in project.store.upkeep.rows(DOCUMENTS)}
+    assert all(pytest.approx(original[r["id"]], abs=1e-6) == r["embedding"] for r in elsewhere.upkeep.rows(DOCUMENTS))
 
 
 # ---- only a server
@@ -189,8 +189,8 @@ def test_projects_with_the_same_name_never_share_collections(chroma, monkeypatch
     assert a.ws.slug == b.ws.slug == "pilot" and a.store.prefix != b.store.prefix
     ingest_file(a, "plan.md", PLAN)
     ingest_file(b, "notes.md", NOTES)
-    assert {a.ws.load_manifest().find("plan.md").file_id} == a.store.file_ids()
-    assert {b.ws.load_manifest().find("notes.md").file_id} == b.store.file_ids()
+    assert {a.ws.load_manifest().find("plan.md").file_id} == a.store.documents.file_ids()
+    assert {b.ws.load_manifest().find("notes.md").file_id} == b.store.documents.file_ids()
     names = {c.name for c in services and a.store.client.list_collections()}
     assert f"{a.store.prefix}documents" in names and f"{b.store.prefix}documents" in names
     assert a.store.prefix.startswith("forge-pilot-")
@@ -215,14 +215,14 @@ def test_migrate_to_the_server_and_back(chroma, monkeypatch, isolated_env, capsy
     assert forge(["migrate", slug, "--to-local"]) == 0  # CHROMA_HOST is still set: that server is the source
     capsys.readouterr()
     back = Project.open(use_server(monkeypatch, None), slug)
-    assert back.store.prefix == "" and back.store.turn_numbers() == {1, 2}
+    assert back.store.prefix == "" and back.store.memory.turn_numbers() == {1, 2}
     assert doctor.examine(back).consistent
 
 
 def test_migrate_refuses_a_store_that_does_not_match_the_files(chroma, monkeypatch, isolated_env, capsys):
     project = Project.create(use_server(monkeypatch, None), "Half done")
     ingest_file(project, "plan.md", PLAN)
-    project.store.drop_all()
+    project.store.upkeep.drop_all()
     assert forge(["migrate", project.ws.slug, "--to-server", "--host", chroma.host, "--port", str(chroma.port)]) == 1
     assert "forge doctor half-done --fix" in capsys.readouterr().err
 

@@ -119,7 +119,7 @@ def test_two_clones_work_interleaved_without_dropping_or_colliding(team, monkeyp
     embedded = counting_embeddings(monkeypatch, bob)
     bob = _open(bob_services, "pilot")  # what every CLI command does on opening
     assert sum(embedded) == 0 and bob.reindex_reason() is None
-    assert {c["author"] for c in bob.store.claims()[bob.manifest().find("plan.md").file_id]} == {"alice", "bob"}
+    assert {c["author"] for c in bob.store.claims.all()[bob.manifest().find("plan.md").file_id]} == {"alice", "bob"}
     assert collection_ids(bob.store) == before_ids and record_counts(bob.store) == before_counts
 
     # Interleaved turns and uploads from both clones; both write turn 3 and turn 4.
@@ -131,7 +131,7 @@ def test_two_clones_work_interleaved_without_dropping_or_colliding(team, monkeyp
     run_turn(alice, "Alice: the Quetzal scanners arrive in April.")
 
     assert [t.number for t in bob.state().turns] == [1, 2, 3, 4] == [t.number for t in alice.state().turns]
-    assert len(alice.store.turn_ids()) == 6  # 2 shared + 2 of Alice's + 2 of Bob's: no turn overwrote another
+    assert len(alice.store.memory.turn_ids()) == 6  # 2 shared + 2 of Alice's + 2 of Bob's: no turn overwrote another
     assert collection_ids(alice.store) == before_ids  # nothing was dropped
     after = record_counts(alice.store)
     assert all(after[name] >= count for name, count in before_counts.items())
@@ -179,16 +179,16 @@ def test_a_file_goes_only_when_the_last_clone_that_lists_it_deletes_it(team):
     notes_id = alice.manifest().find("notes.md").file_id
 
     delete_file(alice, "plan.md")
-    assert plan_id in alice.store.file_ids()  # Bob still lists it: its vectors stay
+    assert plan_id in alice.store.documents.file_ids()  # Bob still lists it: its vectors stay
     hits = find_sections(bob.store, Query("pilot plan stores weeks", bob.services.embedder), 2000, "hybrid",
                          bob.settings)
     assert any(h.filename == "plan.md" for h in hits)
     assert doctor.examine(alice).consistent and doctor.examine(bob).consistent
     delete_file(bob, "plan.md")
-    assert plan_id not in alice.store.file_ids()  # the last claim went: so did the vectors
+    assert plan_id not in alice.store.documents.file_ids()  # the last claim went: so did the vectors
 
     delete_file(alice, "notes.md")  # listed by Alice alone
-    assert notes_id not in alice.store.file_ids()
+    assert notes_id not in alice.store.documents.file_ids()
     assert doctor.examine(alice).consistent and doctor.examine(bob).consistent
 
 
@@ -218,13 +218,13 @@ def test_a_lease_serialises_destructive_work(team):
     alice, bob_services = team
     bob = _open(bob_services, "pilot")
     ids = collection_ids(alice.store)
-    with alice.store.lease("rebuilding", 600):
+    with alice.store.claims.lease("rebuilding", 600):
         with pytest.raises(LeaseHeld, match=r"Another clone of this project \(alice\) is rebuilding"):
             reindex(bob, force=True)
         with pytest.raises(LeaseHeld, match="alice"):
             doctor.repair(bob)
         assert collection_ids(alice.store) == ids  # nothing was dropped while Alice held it
-    with bob.store.lease("repairing", -1):  # a holder that died: the lease expires and anyone may take it
+    with bob.store.claims.lease("repairing", -1):  # a holder that died: the lease expires and anyone may take it
         assert doctor.repair(alice).consistent
     assert reindex(bob, force=True).startswith("Re-indexed")
 
@@ -234,11 +234,11 @@ def test_a_vanished_collection_is_fetched_again_or_reported_in_one_sentence(team
     bob = _open(bob_services, "pilot")
     stale = bob.store.collection(CONVERSATIONS)
     bob.store.client.delete_collection(f"{bob.store.prefix}{CONVERSATIONS}")  # another clone dropped it
-    assert bob.store.turn_ids() == set()  # fetched again (empty now), not a crash
+    assert bob.store.memory.turn_ids() == set()  # fetched again (empty now), not a crash
     monkeypatched = bob.store.collection
     bob.store.collection = lambda name: stale if name == CONVERSATIONS else monkeypatched(name)
     with pytest.raises(StoreGone, match=r"^This project's collections on the Chroma server .* were removed"):
-        bob.store.turn_ids()
+        bob.store.memory.turn_ids()
 
 
 def test_memory_from_before_turn_ids_is_adopted_without_embedding(team, monkeypatch):
@@ -256,10 +256,10 @@ def test_memory_from_before_turn_ids_is_adopted_without_embedding(team, monkeypa
             col.delete(ids=got["ids"])
             # An older Forge's collections carry no content stamp either.
             col.modify(metadata={k: v for k, v in col.metadata.items() if k.startswith("embedder")})
-    assert store.turn_ids() == {"1", "2"} and "2 turns" in alice.reindex_reason()
+    assert store.memory.turn_ids() == {"1", "2"} and "2 turns" in alice.reindex_reason()
     embedded = counting_embeddings(monkeypatch, alice)
     assert "0 turns remembered" in reindex(alice)
-    assert sum(embedded) == 0 and store.turn_ids() == {t.id for t in turns}
+    assert sum(embedded) == 0 and store.memory.turn_ids() == {t.id for t in turns}
     assert "Zanzibar" in memory_words(alice, "Zanzibar warehouse pallets", "hybrid")
     assert doctor.examine(alice).consistent
 
@@ -301,7 +301,7 @@ def test_the_cli_says_what_reindex_force_will_drop_before_doing_it(team, chroma,
     alice, _ = team
     plain = _forge(["reindex", "pilot"], tmp_path / "bob", chroma, "bob")
     assert plain.returncode == 0 and "nothing was dropped" in plain.stdout, plain.stderr
-    with alice.store.lease("rebuilding", 600):
+    with alice.store.claims.lease("rebuilding", 600):
         refused = _forge(["reindex", "pilot", "--force"], tmp_path / "bob", chroma, "bob")
     assert refused.returncode == 1 and "holds its lease" in refused.stderr and "Traceback" not in refused.stderr
     forced = _forge(["reindex", "pilot", "--force"], tmp_path / "bob", chroma, "bob")

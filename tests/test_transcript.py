@@ -271,8 +271,8 @@ def test_reindex_and_doctor_go_through_the_workspace_without_doubling_turns(proj
     turns = [r for r in lines(project.ws) if "patch" not in r]
     assert [t["number"] for t in turns] == [1, 2, 3]
     assert all(t.indexed and t.summary for t in project.state().turns)
-    assert project.store.turn_numbers() == {1, 2, 3}
+    assert project.store.memory.turn_numbers() == {1, 2, 3}
 
-    project.store.delete_turns({2})
+    project.store.memory.delete_turns({2})
     assert doctor.repair(project).consistent
     assert [t["number"] for t in lines(project.ws) if "patch" not in t] == [1, 2, 3]

@@ -72,7 +72,7 @@ def test_a_turn_saved_but_not_remembered_is_caught_up(project: Project):
     project.ws.save_state(state)  # as if the process died before remembering turn 2
     assert project.reindex_reason() is None
     run_turn(project, "What else slows the markdown round?")
-    assert project.store.turn_numbers() == {1, 2, 3}
+    assert project.store.memory.turn_numbers() == {1, 2, 3}
     assert all(t.indexed for t in project.state().turns)
 
 

@@ -82,7 +82,7 @@ def test_undo_restores_the_register_org_context_transcript_and_memory(project: P
     raw = project.ws.transcript_path.read_bytes()
     assert raw.startswith(raw_before)  # append-only: the turn's line is still in the file...
     assert json.loads(raw.splitlines()[-1]) == {"retract": taken.id}  # ...and taken back after it
-    assert taken.id not in project.store.turn_ids()
+    assert taken.id not in project.store.memory.turn_ids()
     assert taken.id not in memory_search(project, "fixed markdown time labels printed faster")
     assert memory_search(project, "bakery shrink ordering app")  # the earlier turn is still found
     assert not undo_path(project.ws).exists()
@@ -101,7 +101,7 @@ def test_the_next_turn_takes_the_number_of_the_turn_taken_back(project: Project,
     assert [t.number for t in reopened.state().turns] == [1, 2]
     assert reopened.state().turns[-1].user.startswith("Labels take forty minutes")
     assert not any("fixed markdown time" in a.claim for a in reopened.state().assumptions)
-    assert reopened.store.turn_ids() == {t.id for t in reopened.state().turns}
+    assert reopened.store.memory.turn_ids() == {t.id for t in reopened.state().turns}
 
 
 def test_artifacts_the_turn_wrote_are_removed_and_earlier_ones_kept(project: Project):
@@ -245,7 +245,7 @@ def test_an_undo_cut_short_after_its_retraction_is_finished_on_opening(project: 
 
     assert reopened.recovered == UNDO_LABEL
     assert snapshot(reopened) == before
-    assert taken.id not in reopened.store.turn_ids() and not undo_path(reopened.ws).exists()
+    assert taken.id not in reopened.store.memory.turn_ids() and not undo_path(reopened.ws).exists()
     assert not reopened.ws.operation_marker.exists()
 
 

@@ -176,14 +176,17 @@ def reachable(method):
     """Turn a lost connection to a Chroma server into one clear sentence (the client reconnects by itself
     once the server is back, so the next call simply works). A collection that vanished under a cached
     handle (another clone ran `forge reindex --force`) is fetched again once before giving up, and a
-    database busy with another writer is waited for (up to the store's `busy_wait_s`)."""
+    database busy with another writer is waited for (up to the store's `busy_wait_s`). Decorates the store's
+    methods and those of its parts and lease (which reach it as `.store`)."""
 
     @functools.wraps(method)
-    def guarded(self: "ProjectStore", *args, **kwargs):
+    def guarded(self, *args, **kwargs):
+        store: ProjectStore = getattr(self, "store", self)
+
         def patiently():
             # Every write Forge makes is an upsert or a delete by id or condition: running it again after
             # the database refused it as busy changes nothing twice.
-            for attempt in Retrying(retry=retry_if_exception(_busy), stop=stop_after_delay(self.busy_wait_s),
+            for attempt in Retrying(retry=retry_if_exception(_busy), stop=stop_after_delay(store.busy_wait_s),
                                     wait=wait_random_exponential(multiplier=0.05, max=1.0), reraise=True):
                 with attempt:
                     return method(self, *args, **kwargs)
@@ -192,38 +195,33 @@ def reachable(method):
             try:
                 return patiently()
             except NotFoundError:
-                self._collections.clear()  # handles to collections that were dropped and perhaps re-made
+                store.handles.clear()  # handles to collections that were dropped and perhaps re-made
                 try:
                     return patiently()
                 except NotFoundError:
                     raise StoreGone(
-                        f"This project's collections on {self.location} were removed while Forge was using "
+                        f"This project's collections on {store.location} were removed while Forge was using "
                         "them (another clone may be rebuilding them); try again in a moment."
                     ) from None
         except (httpx.TransportError, ConnectionError) as exc:
             raise StoreUnavailable(
-                f"{self.location_in_a_sentence} is not reachable ({type(exc).__name__}); "
+                f"{store.location_in_a_sentence} is not reachable ({type(exc).__name__}); "
                 "nothing was changed — try again once it is back."
             ) from None
         except InternalError as exc:
             if not _busy(exc):
                 raise
             raise StoreUnavailable(
-                f"{self.location_in_a_sentence} stayed busy with other writers for "
-                f"{self.busy_wait_s:g} s; nothing was changed — try again in a moment."
+                f"{store.location_in_a_sentence} stayed busy with other writers for "
+                f"{store.busy_wait_s:g} s; nothing was changed — try again in a moment."
             ) from None
 
     return guarded
 
 
-def reachable_lease(method):
-    """`reachable` for the lease, whose calls go through its store."""
-
-    @functools.wraps(method)
-    def guarded(self: "Lease", *args, **kwargs):
-        return reachable(lambda store: method(self, *args, **kwargs))(self.store)
-
-    return guarded
+def claim_id(file_id: str, clone_id: str) -> str:
+    """The registry id of one clone's claim on a file."""
+    return f"claim:{file_id}:{clone_id}"
 
 
 def _sync_threshold(col: chromadb.Collection) -> int | None:
@@ -232,7 +230,9 @@ def _sync_threshold(col: chromadb.Collection) -> int | None:
 
 
 class ProjectStore:
-    """Chroma collections plus their keyword indexes, changed together."""
+    """A project's Chroma collections and their local keyword caches, changed together: the handles and the
+    stamps here; the work in its parts — `documents` (the files' windows and sections), `memory` (remembered
+    turns), `claims` (which clones list each file; the lease) and `upkeep` (checks, rebuilds, copies)."""
 
     def __init__(
         self, client: chromadb.ClientAPI, embedder_signature: str, keyword_dir: Path, prefix: str = "",
@@ -252,11 +252,15 @@ class ProjectStore:
         # remembered itself), never another clone's turns it has not merged.
         self.transcript = transcript or (lambda: set())
         self.stats = StoreStats()
-        self._collections: dict[str, chromadb.Collection] = {}
-        self._keyword_dir = Path(keyword_dir)
-        self._keyword: dict[str, KeywordIndex | TurnIndex] = {}
-        self._own_turns: set[str] | None = None  # turn ids remembered by this clone, read once then kept
+        self.handles: dict[str, chromadb.Collection] = {}
+        self.keyword_dir = Path(keyword_dir)
+        self.keyword_indexes: dict[str, KeywordIndex | TurnIndex] = {}
         self._stamp_lock = threading.Lock()  # two tabs of one app writing at once: one local stamp update each
+        # The parts, each over these collections and keyword caches.
+        self.documents = DocumentIndex(self)
+        self.memory = TurnMemory(self)
+        self.claims = FileClaims(self)
+        self.upkeep = StoreUpkeep(self)
 
     @property
     def location_in_a_sentence(self) -> str:
@@ -268,8 +272,8 @@ class ProjectStore:
         """On a Chroma server other clones of the project may write the same collections."""
         return bool(self.prefix)
 
-    def _open_index(self, name: str) -> KeywordIndex | TurnIndex:
-        return TurnIndex(self._keyword_dir, name) if name == CONVERSATIONS else KeywordIndex(self._keyword_dir, name)
+    def open_index(self, name: str) -> KeywordIndex | TurnIndex:
+        return TurnIndex(self.keyword_dir, name) if name == CONVERSATIONS else KeywordIndex(self.keyword_dir, name)
 
     @overload
     def keyword(self, name: Literal["documents"]) -> KeywordIndex: ...
@@ -280,29 +284,29 @@ class ProjectStore:
 
     def keyword(self, name: str) -> KeywordIndex | TurnIndex:
         """The local keyword index of a collection: BM25 over the documents' leaves, SQLite FTS5 over turns."""
-        if name not in self._keyword:
-            index = self._open_index(name)
-            self._keyword[name] = index
+        if name not in self.keyword_indexes:
+            index = self.open_index(name)
+            self.keyword_indexes[name] = index
             if index.stale:
                 # Another tokenizer filled it, or it predates this format: Chroma holds every text the index
                 # needs, so it is rebuilt from there — nothing is re-embedded.
-                self.reindex_keywords(name)
+                self.upkeep.reindex_keywords(name)
                 if name == CONVERSATIONS:
-                    (self._keyword_dir / f"{name}.json").unlink(missing_ok=True)  # the earlier format
-        return self._keyword[name]
+                    (self.keyword_dir / f"{name}.json").unlink(missing_ok=True)  # the earlier format
+        return self.keyword_indexes[name]
 
     # ---- collections
-    def _name(self, name: str) -> str:
+    def full_name(self, name: str) -> str:
         return f"{self.prefix}{name}"
 
     @reachable
     def collection(self, name: str) -> chromadb.Collection:
-        if name not in self._collections:
+        if name not in self.handles:
             metadata: dict[str, str | int] = {"hnsw:space": "cosine", "embedder": self.signature}
             every_turn = name in (CONVERSATIONS, MEMORY)
             if every_turn:
                 metadata["hnsw:sync_threshold"] = self.memory_sync_threshold
-            col = self.client.get_or_create_collection(self._name(name), metadata=metadata, embedding_function=None)
+            col = self.client.get_or_create_collection(self.full_name(name), metadata=metadata, embedding_function=None)
             filled_by = (col.metadata or {}).get("embedder")
             if filled_by != self.signature:
                 raise EmbedderMismatch(
@@ -311,133 +315,82 @@ class ProjectStore:
                 )
             if every_turn and _sync_threshold(col) != self.memory_sync_threshold:  # made before this setting
                 col.modify(configuration={"hnsw": {"sync_threshold": self.memory_sync_threshold}})
-            self._collections[name] = col
-        return self._collections[name]
+            self.handles[name] = col
+        return self.handles[name]
 
-    def _fresh(self, name: str) -> chromadb.Collection:
+    def fresh(self, name: str) -> chromadb.Collection:
         """The collection with its metadata as the server holds it now (a cached handle's copy is old)."""
-        self._collections.pop(name, None)
+        self.handles.pop(name, None)
         return self.collection(name)
 
     def registry(self) -> chromadb.Collection:
-        if REGISTRY not in self._collections:
-            self._collections[REGISTRY] = self.client.get_or_create_collection(
-                self._name(REGISTRY), metadata={"forge": "claims and lease"}, embedding_function=None)
-        return self._collections[REGISTRY]
+        if REGISTRY not in self.handles:
+            self.handles[REGISTRY] = self.client.get_or_create_collection(
+                self.full_name(REGISTRY), metadata={"forge": "claims and lease"}, embedding_function=None)
+        return self.handles[REGISTRY]
 
-    @reachable
-    def mismatched(self) -> str | None:
-        """The embedder that filled an existing collection, when it is not ours."""
-        existing = {c.name: c for c in self.client.list_collections()}
-        for name in COLLECTIONS:
-            col = existing.get(self._name(name))
-            if col is not None and (col.metadata or {}).get("embedder") != self.signature:
-                return (col.metadata or {}).get("embedder") or "an unknown embedder"
-        return None
-
-    @reachable
-    def drop_all(self) -> None:
-        """Drop every collection and every clone's file claims (`forge reindex --force` only); the lease
-        its caller holds is kept."""
-        existing = {c.name for c in self.client.list_collections()}
-        for name in COLLECTIONS:
-            if self._name(name) in existing:
-                self.client.delete_collection(self._name(name))
-        self.registry().delete(where={"kind": "claim"})
-        self._collections.clear()
-        self._own_turns = None
-        for name in KEYWORD_MIRRORED:
-            index = self._keyword.get(name) or self._open_index(name)  # not keyword(): no rebuild to clear
-            index.clear()
-            self._keyword[name] = index
-            self._save_local_stamp(name, Stamp())
-
-    def beside(self) -> "ProjectStore":
-        """An empty store beside this one (same client, collections and keyword caches of its own) in which
-        a rebuild is made while this one stays in use; `take_over_from` then switches to it."""
-        built = ProjectStore(
-            self.client, self.signature, self._keyword_dir.with_name(f"{self._keyword_dir.name}-rebuild"),
-            prefix=f"{self.prefix}{BESIDE}", location=self.location, clone=self.clone, transcript=self.transcript,
-            lease_seconds=self.lease_seconds, memory_sync_threshold=self.memory_sync_threshold,
-            busy_wait_s=self.busy_wait_s)
-        built.discard()  # what a rebuild that died left behind
-        return built
-
-    @reachable
-    def discard(self) -> None:
-        """Remove a store made by `beside`: its collections, registry included, and its keyword caches."""
-        if not self.prefix.endswith(BESIDE):
-            raise ValueError("only a store built beside another is discarded whole")
-        for name in [c.name for c in self.client.list_collections() if c.name.startswith(self.prefix)]:
-            self.client.delete_collection(name)
-        self._collections.clear()
-        self._keyword.clear()
-        shutil.rmtree(self._keyword_dir, ignore_errors=True)
-
-    @reachable
-    def take_over_from(self, built: "ProjectStore") -> None:
-        """Replace this store's collections and every clone's claims with what was built beside it (vectors
-        copied, nothing embedded again); the lease its caller holds is kept."""
-        self.drop_all()
-        self._copy_from(built)
 
     # ---- keyword cache stamps
     @property
-    def _stamps_path(self) -> Path:
-        return self._keyword_dir / "stamps.json"
+    def stamps_path(self) -> Path:
+        return self.keyword_dir / "stamps.json"
 
-    def _local_stamps(self) -> dict:
+    def local_stamps(self) -> dict:
         try:
-            return json.loads(self._stamps_path.read_text(encoding="utf-8"))
+            return json.loads(self.stamps_path.read_text(encoding="utf-8"))
         except (FileNotFoundError, ValueError):
             return {}
 
-    def _local_stamp(self, name: str) -> Stamp:
+    def local_stamp(self, name: str) -> Stamp:
         """The collection stamp the local keyword cache was last known to mirror."""
-        return Stamp.of(self._local_stamps().get(name))
+        return Stamp.of(self.local_stamps().get(name))
 
-    def _save_local_stamp(self, name: str, stamp: Stamp | Callable[[Stamp], Stamp]) -> None:
+    def save_local_stamp(self, name: str, stamp: Stamp | Callable[[Stamp], Stamp]) -> None:
         """Record the cache's stamp (or apply a change to it) under the lock: a read-modify-write."""
         with self._stamp_lock:
-            stamps = self._local_stamps()
+            stamps = self.local_stamps()
             stamps[name] = (stamp(Stamp.of(stamps.get(name))) if callable(stamp) else stamp).as_metadata()
-            self._keyword_dir.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(self._stamps_path, json.dumps(stamps, sort_keys=True))
+            self.keyword_dir.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(self.stamps_path, json.dumps(stamps, sort_keys=True))
 
-    def _restamp(self, name: str, removed: list[tuple[str, str]], added: list[tuple[str, str]]) -> None:
+    def restamp(self, name: str, removed: list[tuple[str, str]], added: list[tuple[str, str]]) -> None:
         """Fold a change into the collection's stamp and into the local cache's, which so stays the digest
         of what the cache holds: equal to the collection's while no other clone writes, behind it once one
         does. Read-modify-write on the server: two clones writing at once can lose one update; the record
         count checked in `keyword_state` catches that, and the next rebuild writes the true stamp."""
         if not removed and not added:
             return
-        col = self._fresh(name)
+        col = self.fresh(name)
         after = Stamp.of(col.metadata).changed(removed, added)
         col.modify(metadata={**_settable(col.metadata), **after.as_metadata()})
-        self._save_local_stamp(name, lambda local: local.changed(removed, added))
+        self.save_local_stamp(name, lambda local: local.changed(removed, added))
 
-    @reachable
-    def keyword_state(self, name: str) -> str:
-        """"current" when the local keyword cache mirrors the collection; "behind" when the cache is intact
-        but the collection changed since (another clone wrote); "damaged" otherwise. One metadata read, one
-        count, no scan."""
-        col = self._fresh(name)
-        stamp, local = Stamp.of(col.metadata), self._local_stamp(name)
-        intact = len(self.keyword(name)) == local.records
-        if local == stamp and stamp.records == col.count() and intact:
-            return "current"
-        return "behind" if intact and local != stamp else "damaged"
 
-    def keyword_current(self, name: str) -> bool:
-        return self.keyword_state(name) == "current"
-
-    def _batched_add(self, col: chromadb.Collection, **columns) -> None:
+    def batched_add(self, col: chromadb.Collection, **columns) -> None:
         size = self.client.get_max_batch_size()
         total = len(columns["ids"])
         for i in range(0, total, size):
             col.upsert(**{k: v[i : i + size] for k, v in columns.items()})
 
-    # ---- documents
+    def records(self, name: str, ids: list[str]) -> list[tuple[str, str]]:
+        """(id, keyword text) of those of `ids` the collection already holds."""
+        if not ids:
+            return []
+        got = self.collection(name).get(ids=ids, include=["documents", "metadatas"])
+        return [(i, _keyword_text(name, doc, meta)) for i, doc, meta in zip(got["ids"], got["documents"],
+                                                                           got["metadatas"])]
+
+    @reachable
+    def ids(self, name: str) -> set[str]:
+        return set(self.collection(name).get(include=[])["ids"])
+
+
+class DocumentIndex:
+    """The uploaded files' leaf windows and parent sections: stored, searched, withdrawn."""
+
+    def __init__(self, store: "ProjectStore"):
+        self.store = store
+
     @reachable
     def add_file(
         self,
@@ -449,17 +402,18 @@ class ProjectStore:
         parent_vectors: list[list[float]],
     ) -> None:
         base = {"file_id": file_id, "filename": filename}
-        self.claim(file_id, filename)  # first: a clone deleting its copy meanwhile now leaves these vectors
-        before = self._records(DOCUMENTS, [l.id for l in leaves])
-        self._batched_add(
-            self.collection(PARENTS),
+        # First: a clone deleting its copy meanwhile now leaves these vectors.
+        self.store.claims.claim(file_id, filename)
+        before = self.store.records(DOCUMENTS, [l.id for l in leaves])
+        self.store.batched_add(
+            self.store.collection(PARENTS),
             ids=[p.id for p in parents],
             embeddings=parent_vectors,
             documents=[p.text for p in parents],
             metadatas=[{**base, "section": p.section, "start": p.start, "end": p.end} for p in parents],
         )
-        self._batched_add(
-            self.collection(DOCUMENTS),
+        self.store.batched_add(
+            self.store.collection(DOCUMENTS),
             ids=[l.id for l in leaves],
             embeddings=leaf_vectors,
             documents=[l.text for l in leaves],
@@ -468,86 +422,40 @@ class ProjectStore:
                 for l in leaves
             ],
         )
-        self.keyword(DOCUMENTS).upsert(
+        self.store.keyword(DOCUMENTS).upsert(
             [l.id for l in leaves], [l.text for l in leaves],
             [{"file_id": file_id, "parent_id": l.parent_id, "start": l.start, "end": l.end} for l in leaves],
         )
-        self._restamp(DOCUMENTS, before, [(l.id, l.text) for l in leaves])
+        self.store.restamp(DOCUMENTS, before, [(l.id, l.text) for l in leaves])
 
     @reachable
     def delete_file(self, file_id: str) -> bool:
         """Withdraw this clone's claim on a file; its vectors go only when no other clone claims it.
         Returns whether they went."""
-        registry = self.registry()
-        registry.delete(ids=[self._claim_id(file_id)])
+        registry = self.store.registry()
+        registry.delete(ids=[claim_id(file_id, self.store.clone.id)])
         if registry.get(where={"$and": [{"kind": "claim"}, {"file_id": file_id}]}, include=[])["ids"]:
             return False
-        got = self.collection(DOCUMENTS).get(where={"file_id": file_id}, include=["documents"])
+        got = self.store.collection(DOCUMENTS).get(where={"file_id": file_id}, include=["documents"])
         for name in (DOCUMENTS, PARENTS):
-            self.collection(name).delete(where={"file_id": file_id})
-        self.keyword(DOCUMENTS).delete_where("file_id", file_id)
-        self._restamp(DOCUMENTS, list(zip(got["ids"], got["documents"])), [])
+            self.store.collection(name).delete(where={"file_id": file_id})
+        self.store.keyword(DOCUMENTS).delete_where("file_id", file_id)
+        self.store.restamp(DOCUMENTS, list(zip(got["ids"], got["documents"])), [])
         return True
-
-    def _records(self, name: str, ids: list[str]) -> list[tuple[str, str]]:
-        """(id, keyword text) of those of `ids` the collection already holds."""
-        if not ids:
-            return []
-        got = self.collection(name).get(ids=ids, include=["documents", "metadatas"])
-        return [(i, _keyword_text(name, doc, meta)) for i, doc, meta in zip(got["ids"], got["documents"],
-                                                                           got["metadatas"])]
-
-    # ---- file claims (which clones list a file: its vectors stay while any does)
-    def _claim_id(self, file_id: str, clone_id: str | None = None) -> str:
-        return f"claim:{file_id}:{clone_id or self.clone.id}"
-
-    @reachable
-    def claim(self, file_id: str, filename: str) -> None:
-        self.registry().upsert(
-            ids=[self._claim_id(file_id)], embeddings=[NO_VECTOR],
-            metadatas=[{"kind": "claim", "file_id": file_id, "filename": filename, "clone": self.clone.id,
-                        "author": self.clone.author}],
-        )
-
-    @reachable
-    def claims(self) -> dict[str, list[dict]]:
-        """file id → the claims on it ({clone, author, filename}), every clone's."""
-        out: dict[str, list[dict]] = {}
-        for meta in self.registry().get(where={"kind": "claim"}, include=["metadatas"])["metadatas"] or []:
-            out.setdefault(str(meta["file_id"]), []).append(dict(meta))
-        return out
-
-    def claimed_here(self, claims: dict[str, list[dict]] | None = None) -> set[str]:
-        claims = self.claims() if claims is None else claims
-        return {fid for fid, who in claims.items() if any(c["clone"] == self.clone.id for c in who)}
-
-    # ---- the lease: one clone at a time drops or deletes shared data
-    @contextmanager
-    def lease(self, purpose: str, seconds: float | None = None) -> Iterator["Lease"]:
-        held = Lease(self, purpose, self.lease_seconds if seconds is None else seconds)
-        held.take()
-        try:
-            yield held
-        finally:
-            held.release()
 
     @reachable
     def file_ids(self) -> set[str]:
-        got = self.collection(PARENTS).get(include=["metadatas"])
+        got = self.store.collection(PARENTS).get(include=["metadatas"])
         return {m["file_id"] for m in got["metadatas"]}
-
-    @reachable
-    def ids(self, name: str) -> set[str]:
-        return set(self.collection(name).get(include=[])["ids"])
 
     @reachable
     def vector_windows(
         self, query_vector: list[float], n: int, file_ids: list[str] | None = None
     ) -> list[tuple[str, float, dict]]:
         """Leaf windows by cosine similarity, best first, as (window id, similarity, {parent_id, start, end})."""
-        leaves = self.collection(DOCUMENTS)
+        leaves = self.store.collection(DOCUMENTS)
         where = {"file_id": {"$in": file_ids}} if file_ids else None
-        self.stats.count(DOCUMENTS)
+        self.store.stats.count(DOCUMENTS)
         # No count() first: Chroma returns what it holds when asked for more, and a count costs a call per search.
         hits = leaves.query(query_embeddings=[query_vector], n_results=n, where=where,
                             include=["metadatas", "distances"])
@@ -556,8 +464,8 @@ class ProjectStore:
     def keyword_windows(self, query: str, n: int, file_ids: list[str] | None = None) -> list[tuple[str, float, dict]]:
         """Leaf windows by BM25, best first, as (window id, score, {parent_id, start, end, coverage})."""
         allowed = set(file_ids) if file_ids else None
-        self.stats.keyword_queries += 1
-        return self.keyword(DOCUMENTS).search(query, n, (lambda m: m["file_id"] in allowed) if allowed else None)
+        self.store.stats.keyword_queries += 1
+        return self.store.keyword(DOCUMENTS).search(query, n, (lambda m: m["file_id"] in allowed) if allowed else None)
 
     def vector_parents(
         self, query_vector: list[float], leaf_candidates: int, file_ids: list[str] | None = None
@@ -573,7 +481,7 @@ class ProjectStore:
         """The sections for (parent id, score) pairs, in the given order."""
         if not ranked:
             return []
-        got = self.collection(PARENTS).get(ids=[pid for pid, _ in ranked], include=["documents", "metadatas"])
+        got = self.store.collection(PARENTS).get(ids=[pid for pid, _ in ranked], include=["documents", "metadatas"])
         by_id = {i: (doc, meta) for i, doc, meta in zip(got["ids"], got["documents"], got["metadatas"])}
         return [
             RetrievedSection(
@@ -590,7 +498,24 @@ class ProjectStore:
         """Vector search alone: leaves searched, parents returned, deduplicated."""
         return self.get_parents(self.vector_parents(query_vector, leaf_candidates, file_ids)[:parents])
 
-    # ---- conversations
+    @reachable
+    def file_counts(self) -> dict[str, tuple[int, int]]:
+        """file id → (sections stored, distinct passages stored), across both document collections."""
+        counts: dict[str, list] = {}
+        for meta in self.store.collection(PARENTS).get(include=["metadatas"])["metadatas"]:
+            counts.setdefault(meta["file_id"], [0, set()])[0] += 1
+        for meta in self.store.collection(DOCUMENTS).get(include=["metadatas"])["metadatas"]:
+            counts.setdefault(meta["file_id"], [0, set()])[1].add(meta["leaf_id"])
+        return {fid: (parents, len(leaves)) for fid, (parents, leaves) in counts.items()}
+
+
+class TurnMemory:
+    """Remembered turns: one record per turn and its searchable passages, every clone's, searched by this one."""
+
+    def __init__(self, store: "ProjectStore"):
+        self.store = store
+        self._own_turns: set[str] | None = None  # turn ids remembered by this clone, read once then kept
+
     @reachable
     def upsert_turn(
         self, turn: RetrievedTurn, vector: list[float],
@@ -602,60 +527,64 @@ class ProjectStore:
         n = turn.turn_number
         turn_id = turn.turn_id or str(n)
         record_id = turn_record_id(turn_id)
-        owner = {"turn_number": n, "turn_id": turn_id, "clone": self.clone.id}
-        meta = {**owner, "author": self.clone.author, "user": turn.user, "assistant": turn.assistant}
+        owner = {"turn_number": n, "turn_id": turn_id, "clone": self.store.clone.id}
+        meta = {**owner, "author": self.store.clone.author, "user": turn.user, "assistant": turn.assistant}
         for key in ("active_probe", "active_mode", "asked"):
             if getattr(turn, key):
                 meta[key] = getattr(turn, key)
-        turns, memory = self.collection(CONVERSATIONS), self.collection(MEMORY)
+        turns, memory = self.store.collection(CONVERSATIONS), self.store.collection(MEMORY)
         passages = list(passages)[:MAX_TURN_PASSAGES]
-        before = self._records(CONVERSATIONS, [record_id])
+        before = self.store.records(CONVERSATIONS, [record_id])
         if before:
             # Re-remembered: drop its old passages by id (a `where` delete scans the whole collection,
             # which would make every turn slower than the last).
             memory.delete(ids=[f"{record_id}:p{i}" for i in range(MAX_TURN_PASSAGES)])
         turns.upsert(ids=[record_id], embeddings=[vector], documents=[turn.summary], metadatas=[meta])
         if passages:
-            self._batched_add(
+            self.store.batched_add(
                 memory, ids=[f"{record_id}:p{i}" for i in range(len(passages))],
                 embeddings=list(passage_vectors)[: len(passages)], documents=[p.text for p in passages],
                 metadatas=[{**owner, "side": p.side, "start": p.start, "end": p.end} for p in passages],
             )
         # Keywords index the raw words too: a name said in passing may not survive a summary.
         text = _turn_keywords(turn)
-        self.keyword(CONVERSATIONS).upsert([record_id], [text], [{"turn_number": n}])
+        self.store.keyword(CONVERSATIONS).upsert([record_id], [text], [{"turn_number": n}])
         if self._own_turns is not None:
             self._own_turns.add(turn_id)
-        self._restamp(CONVERSATIONS, before, [(record_id, text)])
+        self.store.restamp(CONVERSATIONS, before, [(record_id, text)])
 
     @reachable
     def turn_numbers(self) -> set[int]:
-        got = self.collection(CONVERSATIONS).get(include=["metadatas"])
+        got = self.store.collection(CONVERSATIONS).get(include=["metadatas"])
         return {m["turn_number"] for m in got["metadatas"]}
 
     @reachable
     def turn_ids(self) -> set[str]:
         """The transcript ids of every remembered turn, every clone's (ids only: no scan of the texts)."""
-        return {turn_id_of(i) for i in self.collection(CONVERSATIONS).get(include=[])["ids"]}
+        return {turn_id_of(i) for i in self.store.collection(CONVERSATIONS).get(include=[])["ids"]}
 
     @reachable
     def turn_records(self) -> dict[str, tuple[dict, str]]:
         """turn id → (metadata, summary) of every remembered turn, every clone's."""
-        got = self.collection(CONVERSATIONS).get(include=["metadatas", "documents"])
+        got = self.store.collection(CONVERSATIONS).get(include=["metadatas", "documents"])
         return {turn_id_of(i): (m, doc or "") for i, m, doc in zip(got["ids"], got["metadatas"], got["documents"])}
+
+    def forget_own_turns(self) -> None:
+        """After the collections were dropped: read which turns are this clone's again when next asked."""
+        self._own_turns = None
 
     @reachable
     def own_turns(self) -> set[str]:
         """Turn ids this clone remembered (read once, then kept up to date by this store)."""
         if self._own_turns is None:
-            got = self.collection(CONVERSATIONS).get(where={"clone": self.clone.id}, include=[])
+            got = self.store.collection(CONVERSATIONS).get(where={"clone": self.store.clone.id}, include=[])
             self._own_turns = {turn_id_of(i) for i in got["ids"]}
         return self._own_turns
 
     def visible_turns(self) -> set[str]:
         """What memory search may return: this clone's transcript (turns merged from another clone's
         transcript included, on purpose) and turns this clone remembered itself."""
-        return self.transcript() | self.own_turns()
+        return self.store.transcript() | self.own_turns()
 
     @reachable
     def vector_turns(
@@ -674,8 +603,8 @@ class ProjectStore:
         # exclude are few (the most recent; another clone's): over-fetch and filter here, unless too few survive.
         # No count() first: asked for more than it holds, Chroma returns what it holds.
         for name in (MEMORY, CONVERSATIONS):
-            col = self.collection(name)
-            self.stats.count(name)
+            col = self.store.collection(name)
+            self.store.stats.count(name)
             hits = col.query(query_embeddings=[query_vector], n_results=candidates + SEARCH_MARGIN,
                              include=["metadatas", "distances"])
             if hits["ids"][0]:
@@ -700,9 +629,9 @@ class ProjectStore:
 
     def keyword_turns(self, query: str, candidates: int, before_turn: int | None = None) -> list[tuple[str, float]]:
         """Turn ids ranked by BM25, only those memory search may return (see `visible_turns`)."""
-        self.stats.keyword_queries += 1
+        self.store.stats.keyword_queries += 1
         visible = self.visible_turns()
-        index = self.keyword(CONVERSATIONS)
+        index = self.store.keyword(CONVERSATIONS)
         depth = candidates + SEARCH_MARGIN
         hits = index.search(query, depth, before_turn)
         ranked = [(turn_id_of(i), s) for i, s, _ in hits if turn_id_of(i) in visible]
@@ -715,7 +644,7 @@ class ProjectStore:
     def get_turns(self, ranked: list[tuple[str, float]]) -> list[RetrievedTurn]:
         if not ranked:
             return []
-        got = self.collection(CONVERSATIONS).get(
+        got = self.store.collection(CONVERSATIONS).get(
             ids=[turn_record_id(t) for t, _ in ranked], include=["metadatas", "documents"]
         )
         by_id = {turn_id_of(i): (m, doc) for i, m, doc in zip(got["ids"], got["metadatas"], got["documents"])}
@@ -729,31 +658,20 @@ class ProjectStore:
             for t, score in ranked if t in by_id
         ]
 
-    # ---- upkeep (forge doctor, forge migrate)
-    @reachable
-    def file_counts(self) -> dict[str, tuple[int, int]]:
-        """file id → (sections stored, distinct passages stored), across both document collections."""
-        counts: dict[str, list] = {}
-        for meta in self.collection(PARENTS).get(include=["metadatas"])["metadatas"]:
-            counts.setdefault(meta["file_id"], [0, set()])[0] += 1
-        for meta in self.collection(DOCUMENTS).get(include=["metadatas"])["metadatas"]:
-            counts.setdefault(meta["file_id"], [0, set()])[1].add(meta["leaf_id"])
-        return {fid: (parents, len(leaves)) for fid, (parents, leaves) in counts.items()}
-
     @reachable
     def delete_turns(self, turn_ids: set[str]) -> None:
         """Forget turns by transcript id (by record id throughout: no `where` scan)."""
         if not turn_ids:
             return
         record_ids = [turn_record_id(t) for t in sorted(turn_ids)]
-        before = self._records(CONVERSATIONS, record_ids)
-        self.collection(CONVERSATIONS).delete(ids=record_ids)
-        self.collection(MEMORY).delete(ids=[f"{r}:p{i}" for r in record_ids for i in range(MAX_TURN_PASSAGES)])
+        before = self.store.records(CONVERSATIONS, record_ids)
+        self.store.collection(CONVERSATIONS).delete(ids=record_ids)
+        self.store.collection(MEMORY).delete(ids=[f"{r}:p{i}" for r in record_ids for i in range(MAX_TURN_PASSAGES)])
         for record_id in record_ids:
-            self.keyword(CONVERSATIONS).delete_where("id", record_id)
+            self.store.keyword(CONVERSATIONS).delete_where("id", record_id)
         if self._own_turns is not None:
             self._own_turns -= set(turn_ids)
-        self._restamp(CONVERSATIONS, before, [])
+        self.store.restamp(CONVERSATIONS, before, [])
 
     @reachable
     def adopt_numbered_turns(self, turns: list) -> int:
@@ -768,24 +686,141 @@ class ProjectStore:
                 continue
             old = turn_record_id(turn_id)
             new = turn_record_id(turn.id)
-            owner = {"turn_id": turn.id, "clone": self.clone.id}
+            owner = {"turn_id": turn.id, "clone": self.store.clone.id}
             for name, ids in ((CONVERSATIONS, [old]), (MEMORY, [f"{old}:p{i}" for i in range(MAX_TURN_PASSAGES)])):
-                got = self.collection(name).get(ids=ids, include=["embeddings", "documents", "metadatas"])
+                got = self.store.collection(name).get(ids=ids, include=["embeddings", "documents", "metadatas"])
                 if got["ids"]:
-                    self.collection(name).upsert(
+                    self.store.collection(name).upsert(
                         ids=[new + i[len(old):] for i in got["ids"]], embeddings=[list(e) for e in got["embeddings"]],
                         documents=got["documents"],
-                        metadatas=[{**m, **owner, **({"author": self.clone.author} if name == CONVERSATIONS else {})}
+                        metadatas=[{**m, **owner,
+                                    **({"author": self.store.clone.author} if name == CONVERSATIONS else {})}
                                    for m in got["metadatas"]])
-                    self.collection(name).delete(ids=got["ids"])
-            record = self._records(CONVERSATIONS, [new])  # the same words under the new id
-            self.keyword(CONVERSATIONS).delete_where("id", old)
-            self.keyword(CONVERSATIONS).upsert([new], [record[0][1]], [{"turn_number": meta["turn_number"]}])
-            self._restamp(CONVERSATIONS, [(old, record[0][1])], record)
+                    self.store.collection(name).delete(ids=got["ids"])
+            record = self.store.records(CONVERSATIONS, [new])  # the same words under the new id
+            self.store.keyword(CONVERSATIONS).delete_where("id", old)
+            self.store.keyword(CONVERSATIONS).upsert([new], [record[0][1]], [{"turn_number": meta["turn_number"]}])
+            self.store.restamp(CONVERSATIONS, [(old, record[0][1])], record)
             if self._own_turns is not None:
                 self._own_turns.add(turn.id)
             adopted += 1
         return adopted
+
+
+class FileClaims:
+    """Which clones list each file (its vectors stay while any does), and the lease for destructive work."""
+
+    def __init__(self, store: "ProjectStore"):
+        self.store = store
+
+    @reachable
+    def claim(self, file_id: str, filename: str) -> None:
+        self.store.registry().upsert(
+            ids=[claim_id(file_id, self.store.clone.id)], embeddings=[NO_VECTOR],
+            metadatas=[{"kind": "claim", "file_id": file_id, "filename": filename, "clone": self.store.clone.id,
+                        "author": self.store.clone.author}],
+        )
+
+    @reachable
+    def all(self) -> dict[str, list[dict]]:
+        """file id → the claims on it ({clone, author, filename}), every clone's."""
+        out: dict[str, list[dict]] = {}
+        for meta in self.store.registry().get(where={"kind": "claim"}, include=["metadatas"])["metadatas"] or []:
+            out.setdefault(str(meta["file_id"]), []).append(dict(meta))
+        return out
+
+    def claimed_here(self, claims: dict[str, list[dict]] | None = None) -> set[str]:
+        claims = self.all() if claims is None else claims
+        return {fid for fid, who in claims.items() if any(c["clone"] == self.store.clone.id for c in who)}
+
+    @contextmanager
+    def lease(self, purpose: str, seconds: float | None = None) -> Iterator["Lease"]:
+        held = Lease(self.store, purpose, self.store.lease_seconds if seconds is None else seconds)
+        held.take()
+        try:
+            yield held
+        finally:
+            held.release()
+
+
+class StoreUpkeep:
+    """Keeping the store sound: keyword caches checked and rebuilt, rebuilds beside the index in use, copies."""
+
+    def __init__(self, store: "ProjectStore"):
+        self.store = store
+
+    @reachable
+    def mismatched(self) -> str | None:
+        """The embedder that filled an existing collection, when it is not ours."""
+        existing = {c.name: c for c in self.store.client.list_collections()}
+        for name in COLLECTIONS:
+            col = existing.get(self.store.full_name(name))
+            if col is not None and (col.metadata or {}).get("embedder") != self.store.signature:
+                return (col.metadata or {}).get("embedder") or "an unknown embedder"
+        return None
+
+    @reachable
+    def drop_all(self) -> None:
+        """Drop every collection and every clone's file claims (`forge reindex --force` only); the lease
+        its caller holds is kept."""
+        existing = {c.name for c in self.store.client.list_collections()}
+        for name in COLLECTIONS:
+            if self.store.full_name(name) in existing:
+                self.store.client.delete_collection(self.store.full_name(name))
+        self.store.registry().delete(where={"kind": "claim"})
+        self.store.handles.clear()
+        self.store.memory.forget_own_turns()
+        for name in KEYWORD_MIRRORED:
+            # Not keyword(): there is no rebuild to clear.
+            index = self.store.keyword_indexes.get(name) or self.store.open_index(name)
+            index.clear()
+            self.store.keyword_indexes[name] = index
+            self.store.save_local_stamp(name, Stamp())
+
+    def beside(self) -> "ProjectStore":
+        """An empty store beside this one (same client, collections and keyword caches of its own) in which
+        a rebuild is made while this one stays in use; `take_over_from` then switches to it."""
+        store = self.store
+        built = ProjectStore(
+            store.client, store.signature, store.keyword_dir.with_name(f"{store.keyword_dir.name}-rebuild"),
+            prefix=f"{store.prefix}{BESIDE}", location=store.location, clone=store.clone, transcript=store.transcript,
+            lease_seconds=store.lease_seconds, memory_sync_threshold=store.memory_sync_threshold,
+            busy_wait_s=store.busy_wait_s)
+        built.upkeep.discard()  # what a rebuild that died left behind
+        return built
+
+    @reachable
+    def discard(self) -> None:
+        """Remove a store made by `beside`: its collections, registry included, and its keyword caches."""
+        if not self.store.prefix.endswith(BESIDE):
+            raise ValueError("only a store built beside another is discarded whole")
+        for name in [c.name for c in self.store.client.list_collections() if c.name.startswith(self.store.prefix)]:
+            self.store.client.delete_collection(name)
+        self.store.handles.clear()
+        self.store.keyword_indexes.clear()
+        shutil.rmtree(self.store.keyword_dir, ignore_errors=True)
+
+    @reachable
+    def take_over_from(self, built: "ProjectStore") -> None:
+        """Replace this store's collections and every clone's claims with what was built beside it (vectors
+        copied, nothing embedded again); the lease its caller holds is kept."""
+        self.drop_all()
+        self._copy_from(built)
+
+    @reachable
+    def keyword_state(self, name: str) -> str:
+        """"current" when the local keyword cache mirrors the collection; "behind" when the cache is intact
+        but the collection changed since (another clone wrote); "damaged" otherwise. One metadata read, one
+        count, no scan."""
+        col = self.store.fresh(name)
+        stamp, local = Stamp.of(col.metadata), self.store.local_stamp(name)
+        intact = len(self.store.keyword(name)) == local.records
+        if local == stamp and stamp.records == col.count() and intact:
+            return "current"
+        return "behind" if intact and local != stamp else "damaged"
+
+    def keyword_current(self, name: str) -> bool:
+        return self.keyword_state(name) == "current"
 
     @reachable
     def reindex_keywords(self, name: str) -> int:
@@ -800,15 +835,15 @@ class ProjectStore:
                 metas.append({key: meta[key] for key in ("file_id", "parent_id", "start", "end")})
             else:
                 metas.append({"turn_number": meta["turn_number"]})
-        index = self.keyword(name)
+        index = self.store.keyword(name)
         index.clear()
         if ids:
             index.upsert(ids, texts, metas)
         truth = Stamp(len(ids), digest(zip(ids, texts)))
-        col = self._fresh(name)
+        col = self.store.fresh(name)
         if Stamp.of(col.metadata) != truth:  # a lost update, or a store from before stamps
             col.modify(metadata={**_settable(col.metadata), **truth.as_metadata()})
-        self._save_local_stamp(name, truth)
+        self.store.save_local_stamp(name, truth)
         return len(ids)
 
     @reachable
@@ -819,12 +854,12 @@ class ProjectStore:
         return Stamp(len(pairs), digest(pairs))
 
     def stamp(self, name: str) -> Stamp:
-        return Stamp.of(self._fresh(name).metadata)
+        return Stamp.of(self.store.fresh(name).metadata)
 
     @reachable
     def rows(self, name: str, page: int = 1000, embeddings: bool = True) -> Iterator[dict]:
         """Every record of a collection, with its embedding unless told otherwise, a page at a time."""
-        col = self.collection(name)
+        col = self.store.collection(name)
         include = ["embeddings", "documents", "metadatas"] if embeddings else ["documents", "metadatas"]
         offset = 0
         while True:
@@ -839,21 +874,22 @@ class ProjectStore:
     @reachable
     def copy_from(self, source: "ProjectStore") -> dict[str, int]:
         """Replace this store's collections with copies of `source`'s (vectors included, nothing re-embedded)."""
-        if source.signature != self.signature:
-            raise EmbedderMismatch(f"Cannot copy vectors made with {source.signature} into a {self.signature} store.")
-        with self.lease("migrating"):  # it drops this store's collections first: no other clone meanwhile
+        if source.signature != self.store.signature:
+            raise EmbedderMismatch(
+                f"Cannot copy vectors made with {source.signature} into a {self.store.signature} store.")
+        with self.store.claims.lease("migrating"):  # it drops this store's collections first: no other clone meanwhile
             return self._copy_from(source)
 
     def _copy_from(self, source: "ProjectStore") -> dict[str, int]:
-        existing = {c.name for c in self.client.list_collections()}
+        existing = {c.name for c in self.store.client.list_collections()}
         copied = {}
         for name in COLLECTIONS:
-            if self._name(name) in existing:
-                self.client.delete_collection(self._name(name))
-            self._collections.pop(name, None)
+            if self.store.full_name(name) in existing:
+                self.store.client.delete_collection(self.store.full_name(name))
+            self.store.handles.pop(name, None)
             batch: list[dict] = []
             copied[name] = 0
-            for row in source.rows(name):
+            for row in source.upkeep.rows(name):
                 batch.append(row)
                 if len(batch) >= 1000:
                     self._put(name, batch)
@@ -862,19 +898,19 @@ class ProjectStore:
             if batch:
                 self._put(name, batch)
                 copied[name] += len(batch)
-            if self.collection(name).count() != copied[name]:
+            if self.store.collection(name).count() != copied[name]:
                 raise ForgeError(f"Copying {name} did not complete; nothing was switched over.")
-        for file_id, who in source.claims().items():
+        for file_id, who in source.claims.all().items():
             for claim in who:
-                self.registry().upsert(ids=[self._claim_id(file_id, claim["clone"])], embeddings=[NO_VECTOR],
+                self.store.registry().upsert(ids=[claim_id(file_id, claim["clone"])], embeddings=[NO_VECTOR],
                                        metadatas=[claim])
         for name in KEYWORD_MIRRORED:
             self.reindex_keywords(name)  # the copy's stamp, and a cache that mirrors it
         return copied
 
     def _put(self, name: str, rows: list[dict]) -> None:
-        self._batched_add(
-            self.collection(name), ids=[r["id"] for r in rows], embeddings=[r["embedding"] for r in rows],
+        self.store.batched_add(
+            self.store.collection(name), ids=[r["id"] for r in rows], embeddings=[r["embedding"] for r in rows],
             documents=[r["document"] for r in rows], metadatas=[r["metadata"] for r in rows],
         )
 
@@ -909,7 +945,7 @@ class Lease:
         metas = got["metadatas"]  # asked for, so never None
         return dict(metas[0]) if got["ids"] and metas else None
 
-    @reachable_lease
+    @reachable
     def take(self) -> None:
         registry, clone = self.store.registry(), self.store.clone
         # Declared with Chroma's own key type: mypy cannot infer an operator dict inside Chroma's `Where`.
@@ -923,14 +959,14 @@ class Lease:
         if not held or held.get("token") != self.token:
             raise LeaseHeld(self._refusal(held))
 
-    @reachable_lease
+    @reachable
     def renew(self) -> None:
         """Extend the lease (between the steps of a long rebuild); refuses if it was lost meanwhile."""
         registry = self.store.registry()
         registry.delete(ids=[LEASE_ID], where={"token": self.token})
         self.take()
 
-    @reachable_lease
+    @reachable
     def release(self) -> None:
         self.store.registry().delete(ids=[LEASE_ID], where={"token": self.token})
 

@@ -216,12 +216,12 @@ def _document_hits(
     scored, clears, spans = [], set(), {}
     ranked_vector = []
     if retriever in ("vector", "hybrid"):
-        ranked = ranked_vector = store.vector_windows(query.vector, depth, file_ids)
+        ranked = ranked_vector = store.documents.vector_windows(query.vector, depth, file_ids)
         scored.append(([(w, s) for w, s, _ in ranked], settings.vector_weight))
         clears |= {w for w, s, _ in ranked if s >= settings.min_similarity}
         spans.update({w: m for w, _, m in ranked})
     if retriever in ("bm25", "hybrid"):
-        ranked = store.keyword_windows(query.text, depth, file_ids)
+        ranked = store.documents.keyword_windows(query.text, depth, file_ids)
         scored.append(([(w, s) for w, s, _ in ranked], settings.keyword_weight))
         # Alone, BM25 has no other relevance signal: every match stays. In hybrid, a passage holding most
         # of the query's information (an exact code or name) clears the floor even when vectors miss it.
@@ -239,7 +239,7 @@ def _document_hits(
         for w in sorted(fused, key=fused.__getitem__, reverse=True) if w in clears
     ]
     wanted = list(dict.fromkeys(h.parent_id for h in hits))
-    parents = {p.id: p for p in store.get_parents([(pid, 0.0) for pid in wanted])}
+    parents = {p.id: p for p in store.documents.get_parents([(pid, 0.0) for pid in wanted])}
     for hit in hits:  # a keyword index saved before offsets were kept: the parent is the span
         if hit.end <= hit.start and hit.parent_id in parents:
             hit.start, hit.end = parents[hit.parent_id].start, parents[hit.parent_id].end
@@ -307,7 +307,7 @@ def neighbour_bonus(
 
 def _searchable_numbers(store: ProjectStore, before_turn: int | None) -> dict[str, int]:
     """Turn id → number of the turns memory search may return (this clone's, before the recent window)."""
-    visible = store.visible_turns()
+    visible = store.memory.visible_turns()
     numbers = {turn_id_of(i): n for i, n in store.keyword(CONVERSATIONS).numbers().items()}
     return {t: n for t, n in numbers.items() if t in visible and (before_turn is None or n < before_turn)}
 
@@ -342,17 +342,18 @@ def find_turns(
     depth = max(settings.conversation_candidates, 2 * k)
     scored, matched = [], {}
     if retriever in ("vector", "hybrid"):
-        ranked = store.vector_turns(query.vector, depth, before_turn)
+        ranked = store.memory.vector_turns(query.vector, depth, before_turn)
         scored.append(([(t, s) for t, s, _ in ranked], settings.vector_weight))
         matched = {t: m for t, _, m in ranked}
     if retriever in ("bm25", "hybrid"):
-        scored.append((store.keyword_turns(query.text, depth, before_turn), settings.conversation_keyword_weight))
+        scored.append((store.memory.keyword_turns(query.text, depth, before_turn),
+                       settings.conversation_keyword_weight))
     fused = _combine(scored, settings)
     ranked = sorted(fused.items(), key=lambda kv: kv[1], reverse=True)
     if settings.conversation_neighbour_weight > 0 and ranked:
         ranked = with_neighbours(ranked, _searchable_numbers(store, before_turn),
                                  settings.conversation_neighbour_weight, k)
-    turns = store.get_turns(ranked)
+    turns = store.memory.get_turns(ranked)
     for t in turns:
         m = matched.get(t.turn_id) or {}
         if m.get("side") in ("user", "assistant"):

@@ -137,11 +137,11 @@ def _index(
         parent_vectors.append((mean / (np.linalg.norm(mean) or 1.0)).tolist())
     progress("Saving", 0, 1)
     try:
-        project.store.add_file(file_id, filename, leaves, vectors, parent_records, parent_vectors)
+        project.store.documents.add_file(file_id, filename, leaves, vectors, parent_records, parent_vectors)
     except StoreUnavailable:
         raise  # cannot clean up now; the unfinished-operation marker gets it cleaned later
     except Exception:
-        project.store.delete_file(file_id)  # never leave half a file searchable
+        project.store.documents.delete_file(file_id)  # never leave half a file searchable
         raise
     return len({l.leaf_id for l in leaves})
 
@@ -346,7 +346,7 @@ def _swap_entry(project: Project, manifest, previous: ManifestEntry | None, entr
                                if f is not previous and f.filename != entry.filename] + [entry]
     project.ws.save_manifest(manifest)
     if previous and previous.file_id != entry.file_id:
-        project.store.delete_file(previous.file_id)
+        project.store.documents.delete_file(previous.file_id)
 
 
 def delete_file(project: Project, filename: str) -> str:
@@ -356,7 +356,7 @@ def delete_file(project: Project, filename: str) -> str:
         entry = manifest.find(filename)
         if entry is None:
             raise ForgeError(f"There is no file called '{filename}' in project '{ws.slug}'.")
-        project.store.delete_file(entry.file_id)
+        project.store.documents.delete_file(entry.file_id)
         ws.crash_point("unindexed")
         manifest.file_summaries = [f for f in manifest.file_summaries if f is not entry]
         ws.save_manifest(manifest)

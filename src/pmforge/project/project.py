@@ -211,16 +211,16 @@ class Project:
         a count per keyword cache, the stored file ids, the claims and the remembered turn ids. What other
         clones stored is theirs: it is never a reason to rebuild."""
         store = self.store
-        mismatch = store.mismatched()
+        mismatch = store.upkeep.mismatched()
         if mismatch:
             return Upkeep(mismatch=mismatch, signature=store.signature)
         listed = [f for f in self.manifest().file_summaries if f.indexed]
-        stored = store.file_ids()
-        claimed = store.claimed_here()
-        remembered = store.turn_ids()
+        stored = store.documents.file_ids()
+        claimed = store.claims.claimed_here()
+        remembered = store.memory.turn_ids()
         return Upkeep(
             signature=store.signature,
-            stale_keywords=[name for name in KEYWORD_MIRRORED if not store.keyword_current(name)],
+            stale_keywords=[name for name in KEYWORD_MIRRORED if not store.upkeep.keyword_current(name)],
             missing_files=[f.filename for f in listed if f.file_id not in stored],
             unclaimed_files=[f.file_id for f in listed if f.file_id in stored and f.file_id not in claimed],
             unremembered=[t.id for t in self.state().turns if t.indexed and t.id not in remembered],

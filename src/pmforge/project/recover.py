@@ -121,7 +121,7 @@ def _finish_delete(project: Project, filename: str) -> None:
     manifest = ws.load_manifest()
     entry = manifest.find(filename)
     if entry is not None:
-        project.store.delete_file(entry.file_id)
+        project.store.documents.delete_file(entry.file_id)
         manifest.file_summaries = [f for f in manifest.file_summaries if f is not entry]
         filename = entry.filename
     twin_status = f"not indexed: same content as {filename}"
@@ -143,7 +143,7 @@ def _drop_unlisted_vectors(project: Project, filename: str, indexed: set[str]) -
     except Exception as exc:  # a server that is down: recovery waits for it, the marker stays
         raise StoreUnavailable(f"the vector store could not be read ({type(exc).__name__})") from None
     for file_id in sorted({m["file_id"] for m in got["metadatas"]} - indexed):
-        project.store.delete_file(file_id)
+        project.store.documents.delete_file(file_id)
 
 
 def _join(names: list[str]) -> str:

@@ -165,7 +165,7 @@ def _finish(project: Project, point: UndoPoint) -> None:
     for name in point.artifacts:
         if name and Path(name).name == name:  # a file name, never a path out of artifacts/
             (ws.artifacts / name).unlink(missing_ok=True)
-    project.store.delete_turns({point.turn_id})  # the keyword cache too: memory search forgets it
+    project.store.memory.delete_turns({point.turn_id})  # the keyword cache too: memory search forgets it
     undo_path(ws).unlink(missing_ok=True)
 
 

@@ -77,7 +77,7 @@ def remember(store: ProjectStore, embedder: Embeds, turn: Turn, asked: str = "")
     )
     passages = memory_passages(embedder, turn, asked)
     vectors = embedder.embed_documents([turn.summary or turn.user] + [p.text for p in passages])
-    store.upsert_turn(record, vectors[0], passages, vectors[1:])
+    store.memory.upsert_turn(record, vectors[0], passages, vectors[1:])
 
 
 def catch_up(
@@ -94,7 +94,7 @@ def catch_up(
     if stored is None:
         if all(t.indexed for t in state.turns):
             return []  # the common case costs no read of the store
-        stored = store.turn_ids()
+        stored = store.memory.turn_ids()
     done = []
     for i, turn in enumerate(state.turns):
         if turn.id in stored:

@@ -105,7 +105,7 @@ def _files(project: Project) -> list[Finding]:
 
 def _vectors(project: Project) -> list[Finding]:
     store = project.store
-    mismatch = store.mismatched()
+    mismatch = store.upkeep.mismatched()
     if mismatch:
         if store.shared:  # dropping is every clone's business: only `forge reindex --force` does it
             return [Finding("vectors", f"The shared vectors were made with {mismatch}, not {store.signature}.",
@@ -115,9 +115,9 @@ def _vectors(project: Project) -> list[Finding]:
                         "rebuild the whole index", lambda: reindex(project, force=True))]
     manifest = project.ws.load_manifest()
     expected = {f.file_id: f for f in manifest.file_summaries if f.indexed}
-    stored = store.file_counts()
-    claims = store.claims()
-    claimed_here = store.claimed_here(claims)
+    stored = store.documents.file_counts()
+    claims = store.claims.all()
+    claimed_here = store.claims.claimed_here(claims)
     found: list[Finding] = []
     for file_id, entry in expected.items():
         have = stored.get(file_id)
@@ -133,7 +133,7 @@ def _vectors(project: Project) -> list[Finding]:
         elif file_id not in claimed_here:
             found.append(Finding("vectors", f"{entry.filename} is indexed but not claimed by this clone, so another "
                                  "clone's delete would remove it.", "claim it",
-                                 partial(store.claim, entry.file_id, entry.filename)))
+                                 partial(store.claims.claim, entry.file_id, entry.filename)))
             continue
         else:
             continue
@@ -151,11 +151,11 @@ def _vectors(project: Project) -> list[Finding]:
         if file_id in claimed_here:  # this clone deleted it, but its claim outlived the delete
             found.append(Finding("vectors", f"This clone still claims {others[0]['filename']}, which it no longer "
                                  "lists.", "withdraw the claim (the other clone's vectors stay)",
-                                 partial(store.delete_file, file_id)))
+                                 partial(store.documents.delete_file, file_id)))
     if orphans:
         found.append(Finding("vectors", f"The vector store holds passages of {len(orphans)} file(s) that are no "
                              "longer listed.", "delete them",
-                             lambda: [store.delete_file(fid) for fid in orphans]))
+                             lambda: [store.documents.delete_file(fid) for fid in orphans]))
     return found
 
 
@@ -174,24 +174,25 @@ def _keywords(project: Project) -> list[Finding]:
     store = project.store
     found = []
     for name, what in ((DOCUMENTS, "documents"), (CONVERSATIONS, "conversation memory")):
-        if store.stamp(name) != store.true_stamp(name):  # contents compared by digest, not just ids
+        if store.upkeep.stamp(name) != store.upkeep.true_stamp(name):  # contents compared by digest, not just ids
             found.append(Finding("keywords", f"The content stamp of the {what} does not match its records (two "
                                  "clones wrote at once, or the store predates stamps).",
-                                 "recompute it and rebuild the keyword index", partial(store.reindex_keywords, name)))
+                                 "recompute it and rebuild the keyword index",
+                                 partial(store.upkeep.reindex_keywords, name)))
             continue
-        if not store.keyword_current(name):
+        if not store.upkeep.keyword_current(name):
             # The records themselves check out (above), so the local cache is merely behind them: other clones
             # wrote since it was filled, or a crash cut its last update short. Refreshing it from Chroma's
             # texts is the catch-up every open does, not a repair.
-            store.reindex_keywords(name)
+            store.upkeep.reindex_keywords(name)
             found.append(Finding("keywords", f"Refreshed the local keyword index of the {what} from the vector "
                                  "store (other clones wrote, or its last update was cut short).", "nothing",
                                  note=True))
         vector_ids, keyword_ids = store.ids(name), store.keyword(name).ids()
-        if vector_ids != keyword_ids or not store.keyword_current(name):
+        if vector_ids != keyword_ids or not store.upkeep.keyword_current(name):
             found.append(Finding("keywords", f"The keyword index of the {what} disagrees with the vector store "
                                  f"({len(keyword_ids - vector_ids)} extra, {len(vector_ids - keyword_ids)} missing).",
-                                 "rebuild it from the vector store", partial(store.reindex_keywords, name)))
+                                 "rebuild it from the vector store", partial(store.upkeep.reindex_keywords, name)))
     return found
 
 
@@ -200,7 +201,7 @@ def _memory(project: Project) -> list[Finding]:
     store = project.store
     state = project.ws.load_state()
     said = {t.id: t for t in state.turns}
-    records = store.turn_records()
+    records = store.memory.turn_records()
     found = []
     missing = {t.id for t in state.turns if t.id not in records}
     if missing:
@@ -222,7 +223,7 @@ def _memory(project: Project) -> list[Finding]:
             extra.add(tid)
     if extra:
         found.append(Finding("memory", f"The conversation memory holds {len(extra)} turn(s) the transcript does not.",
-                             "delete them", lambda: store.delete_turns(extra)))
+                             "delete them", lambda: store.memory.delete_turns(extra)))
     if others:
         found.append(Finding("memory", f"{len(others)} turn(s) in the memory belong to another clone "
                              f"({', '.join(sorted(set(others.values())))}); they are not searched here.", "nothing",
@@ -245,7 +246,7 @@ def repair(project: Project) -> Report:
     """Fix every layer in order, re-checking each after its fixes; then examine everything again. Holds the
     project's lease throughout, so no other clone deletes or rebuilds meanwhile."""
     repaired: list[str] = _before_repair(project)  # git conflicts, unreadable files: before the marker
-    with project.ws.marked_operation("forge doctor --fix"), project.store.lease("repairing"):
+    with project.ws.marked_operation("forge doctor --fix"), project.store.claims.lease("repairing"):
         for path in project.ws.leftover_temp_files():
             path.unlink(missing_ok=True)
             repaired.append(f"Removed a leftover temporary file ({path.name}).")
@@ -288,7 +289,7 @@ def _drop_and_reindex_file(project: Project, filename: str) -> None:
     manifest = project.ws.load_manifest()
     entry = manifest.find(filename)
     if entry is not None:
-        project.store.delete_file(entry.file_id)
+        project.store.documents.delete_file(entry.file_id)
         reindex_file(project, entry)
         project.ws.save_manifest(manifest)
 
@@ -300,9 +301,9 @@ def _reconvert(project: Project, filename: str) -> None:
 
 def _remember(project: Project, turn_ids: set[str]) -> None:
     state = project.ws.load_state()
-    if any(tid.isdigit() for tid in project.store.turn_ids()):
-        project.store.adopt_numbered_turns(state.turns)  # memory from before turn ids: re-keyed, not re-embedded
-    stored = project.store.turn_ids() - set(turn_ids)
+    if any(tid.isdigit() for tid in project.store.memory.turn_ids()):
+        project.store.memory.adopt_numbered_turns(state.turns)  # memory from before turn ids: re-keyed, not re-embedded
+    stored = project.store.memory.turn_ids() - set(turn_ids)
     s = project.services
     catch_up(project.store, s.embedder, s.llm, state, project.settings, stored=stored)
     project.ws.save_state(state)

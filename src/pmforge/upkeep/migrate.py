@@ -22,12 +22,12 @@ def migrate(ws: Workspace, embedder: Embedder, settings: Settings, to: Literal["
     with ws.marked_operation(f"migrate to {to}"):
         manifest = ws.load_manifest()
         expected = {f.file_id for f in manifest.file_summaries if f.indexed}
-        if expected != source.file_ids():
+        if expected != source.documents.file_ids():
             raise ForgeError(
                 f"The vectors in {source.location} do not match the project's files; run "
                 f"`forge doctor {ws.slug} --fix` (or `forge reindex {ws.slug}`) first."
             )
-        copied = target.copy_from(source)
+        copied = target.upkeep.copy_from(source)
     where = (f"the Chroma server at {settings.chroma_host}:{settings.chroma_port}" if to == "server"
              else "the project's embedded store")
     use = ("Forge uses it for every project while CHROMA_HOST is set" if to == "server"

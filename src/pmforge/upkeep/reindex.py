@@ -26,7 +26,7 @@ def reindex(project: Project, progress: Progress | None = None, force: bool = Fa
     on with the index it has (Project.keep_index) and the sentence returned says so."""
     progress = progress or quiet
     store = project.store
-    mismatch = store.mismatched()
+    mismatch = store.upkeep.mismatched()
     if mismatch and not force:
         if store.shared:
             raise ForgeError(
@@ -50,7 +50,7 @@ def _catch_up(project: Project, progress: Progress) -> str:
         upkeep = project.upkeep()  # again, under the lock: another window may have caught up meanwhile
         for name in upkeep.stale_keywords:
             progress("Rebuilding the keyword index", 0, 1)
-            store.reindex_keywords(name)
+            store.upkeep.reindex_keywords(name)
         manifest = ws.load_manifest()
         listed = [f for f in manifest.file_summaries if f.indexed]
         missing = [f for f in listed if f.filename in upkeep.missing_files]
@@ -59,14 +59,14 @@ def _catch_up(project: Project, progress: Progress) -> str:
             reindex_file(project, entry)
         for entry in listed:
             if entry.file_id in upkeep.unclaimed_files:
-                store.claim(entry.file_id, entry.filename)
+                store.claims.claim(entry.file_id, entry.filename)
         if missing:
             ws.save_manifest(manifest)
         state = ws.load_state()
-        stored = store.turn_ids()
+        stored = store.memory.turn_ids()
         if upkeep.unremembered and any(turn_id.isdigit() for turn_id in stored):
-            store.adopt_numbered_turns(state.turns)  # memory from before turn ids: re-keyed, not re-embedded
-            stored = store.turn_ids()
+            store.memory.adopt_numbered_turns(state.turns)  # memory from before turn ids: re-keyed, not re-embedded
+            stored = store.memory.turn_ids()
         progress("Remembering the conversation", 0, 1)
         remembered = catch_up(store, services.embedder, services.llm, state, project.settings, ws=ws, stored=stored)
     progress("Done", 1, 1)
@@ -81,9 +81,9 @@ def _rebuild(project: Project, progress: Progress) -> str:
     failing half-way drops nothing. Holds the project's lease (renewed between files) so no other clone
     drops or deletes at the same time."""
     ws, store = project.ws, project.store
-    with ws.marked_operation("reindex --force"), store.lease("rebuilding") as lease:
+    with ws.marked_operation("reindex --force"), store.claims.lease("rebuilding") as lease:
         building = copy.copy(project)
-        building.store = store.beside()
+        building.store = store.upkeep.beside()
         try:
             manifest = ws.load_manifest()
             files = [f for f in manifest.file_summaries if f.indexed]
@@ -100,9 +100,9 @@ def _rebuild(project: Project, progress: Progress) -> str:
                                                   asked)
                 remember(building.store, project.services.embedder, turn, asked)
                 turn.indexed = True
-            store.take_over_from(building.store)
+            store.upkeep.take_over_from(building.store)
         finally:
-            building.store.discard()
+            building.store.upkeep.discard()
         ws.save_manifest(manifest)
         ws.save_state(state)
     progress("Done", 1, 1)

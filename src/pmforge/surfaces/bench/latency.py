@@ -63,7 +63,7 @@ def bench_latency(chunks: int = 10_000, turns: int = 1_000, queries: int = 60) -
                     parents.append(ParentRecord(pid, " ".join(session.statement(rng, i) for _ in range(12)), f"Section {i // 4}", i * 100, i * 100 + 400))
                 text = " ".join(session.statement(rng, i) for _ in range(4))
                 leaves.append(LeafRecord(f"{pid}:l{i % 4}:w0", f"{pid}:l{i % 4}", pid, text, i * 100, i * 100 + 100))
-            project.store.add_file(file_id, f"file-{f:02d}.md", leaves, embedder.embed_documents([l.text for l in leaves]),
+            project.store.documents.add_file(file_id, f"file-{f:02d}.md", leaves, embedder.embed_documents([l.text for l in leaves]),
                                    parents, embedder.embed_documents([p.text for p in parents]))
         fill_docs = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -86,7 +86,7 @@ def bench_latency(chunks: int = 10_000, turns: int = 1_000, queries: int = 60) -
                 timings[retriever].append((time.perf_counter() - start) * 1000)
         return {
             "chunks": len(project.store.ids("documents")),
-            "turns": len(project.store.turn_numbers()),
+            "turns": len(project.store.memory.turn_numbers()),
             "queries_per_retriever": len(questions),
             "assembly_ms": {
                 r: {"p50": round(statistics.median(v), 2), "p95": round(percentile(v, 95), 2), "max": round(max(v), 2)}
