@@ -170,11 +170,11 @@ def test_a_keyword_update_cut_short_by_a_crash_is_refreshed_not_reported(filled:
 def test_an_interrupted_operation_is_finished_when_the_project_is_next_opened(filled: Project, services):
     ws = filled.ws
     # What a crash between the store write and the manifest save leaves: the marker and orphan passages.
-    ws.operation_marker.write_text(json.dumps({"operation": "upload gone.md", "pid": 1}))
+    ws.operations.marker.write_text(json.dumps({"operation": "upload gone.md", "pid": 1}))
     (ws.uploads / "gone.md").write_bytes(b"# Gone\n\nThe upload finished but the manifest was never written.\n")
     reopened = Project.open(services, ws.slug)
     assert reopened.recovered == "upload gone.md"
-    assert not ws.operation_marker.exists()
+    assert not ws.operations.marker.exists()
     # Opening stays quick: the upload is listed for a retry, and forge doctor --fix finishes it.
     assert reopened.ws.load_manifest().find("gone.md").status == "not indexed: interrupted — retry"
     assert doctor.repair(reopened).consistent
@@ -182,7 +182,7 @@ def test_an_interrupted_operation_is_finished_when_the_project_is_next_opened(fi
 
 
 def test_an_operation_in_progress_elsewhere_is_not_mistaken_for_a_crash(filled: Project, services):
-    with filled.ws.marked_operation("upload busy.md"):
+    with filled.ws.operations.marked("upload busy.md"):
         # Another thread (another Streamlit session) opening the project must not "recover" live work.
         import threading
 
@@ -191,8 +191,8 @@ def test_an_operation_in_progress_elsewhere_is_not_mistaken_for_a_crash(filled: 
         t.start()
         t.join()
         assert seen["r"] is None
-        assert filled.ws.operation_marker.exists()
-    assert not filled.ws.operation_marker.exists()
+        assert filled.ws.operations.marker.exists()
+    assert not filled.ws.operations.marker.exists()
 
 
 def test_a_second_window_cannot_overwrite_a_turn(filled: Project, services):
@@ -237,7 +237,7 @@ def _write(path: Path, data: bytes) -> Path:
 
 # ---- SIGKILL at named points in the middle of work
 
-# One operation per worker, killed by the crash point it names (Workspace.crash_point, FORGE_CRASH_AT).
+# One operation per worker, killed by the crash point it names (OperationJournal.crash_point, FORGE_CRASH_AT).
 WORKER = textwrap.dedent("""
     import sys
     from pmforge.core.settings import get_settings
@@ -285,7 +285,7 @@ def test_a_sigkill_at_a_named_point_leaves_a_project_that_recovers(filled_templa
 
     # (a) It died by SIGKILL, inside the operation the crash point names, with that step's work on disk.
     assert worker.returncode == -signal.SIGKILL, worker.stdout + worker.stderr
-    assert json.loads(ws.operation_marker.read_text(encoding="utf-8"))["operation"] == CRASH_POINTS[point]
+    assert json.loads(ws.operations.marker.read_text(encoding="utf-8"))["operation"] == CRASH_POINTS[point]
     _all_json_parses(root)
     crashed = Project(ws, services)  # opened without recovering, to see what the kill left
     manifest = ws.load_manifest()
@@ -303,7 +303,7 @@ def test_a_sigkill_at_a_named_point_leaves_a_project_that_recovers(filled_templa
     assert forge(["doctor", ws.slug]) == 0
     out = capsys.readouterr().out
     assert f"Finished an operation a crash interrupted ({CRASH_POINTS[point]})." in out and "Consistent" in out
-    assert not ws.operation_marker.exists()
+    assert not ws.operations.marker.exists()
     _all_json_parses(root)
     reopened = Project.open(services, ws.slug)
     if point == "upload:indexed":  # the interrupted upload is indexed afresh, once

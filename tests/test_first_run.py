@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 import pmforge
 from pmforge.core import demo
 from pmforge.core.models import Manifest, ManifestEntry, SessionState
-from pmforge.core.workspace import Workspace
+from pmforge.core.workspace import Workspace, display_names
 from pmforge.project.project import Project, Upkeep
 from pmforge.surfaces.ui import welcome
 
@@ -297,8 +297,8 @@ def test_a_copy_has_its_own_project_id_and_is_made_once(isolated_env):
 def test_renaming_the_demo_renames_its_copy_and_the_picker_shows_it(isolated_env):
     committed = _place_demo(isolated_env / "projects")
     before = _tree(committed)
-    assert Workspace.display_names(isolated_env / "projects")["demo"]  # listing makes no copy
+    assert display_names(isolated_env / "projects")["demo"]  # listing makes no copy
     assert not demo.copy_of(committed).exists()
     Workspace.open(isolated_env / "projects", "demo").rename("My store pilot")
-    assert Workspace.display_names(isolated_env / "projects")["demo"] == "My store pilot"
+    assert display_names(isolated_env / "projects")["demo"] == "My store pilot"
     assert _tree(committed) == before

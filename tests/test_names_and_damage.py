@@ -200,7 +200,7 @@ def test_every_torn_line_is_kept_and_said(isolated_env: Path, line: str, cut_aft
     take_notices()
     cut = line.encode("utf-8")[: line.encode("utf-8").index(cut_after.encode("utf-8")) + 1]
     ws.transcript_path.write_bytes(cut)
-    ws.append_turn(Turn(number=1, user="Again.", assistant="Ok."))
+    ws.transcript_file.append_turn(Turn(number=1, user="Again.", assistant="Ok."))
 
     [notice] = take_notices()
     [kept] = torn_files(ws)

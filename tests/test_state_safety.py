@@ -153,10 +153,10 @@ def test_an_upload_stopped_mid_way_is_listed_for_a_retry_not_redone_by_forge_fil
 def test_recovery_on_open_is_quick_and_forge_doctor_still_finishes_the_work(project: Project, services):
     from pmforge.upkeep import doctor
     ws = project.ws
-    ws.operation_marker.write_text(json.dumps({"operation": "upload gone.md", "pid": 1}))
+    ws.operations.marker.write_text(json.dumps({"operation": "upload gone.md", "pid": 1}))
     (ws.uploads / "gone.md").write_bytes(b"# Gone\n\nThe upload finished but the manifest was never written.\n")
     reopened = Project.open(services, ws.slug)
-    assert reopened.recovered == "upload gone.md" and not ws.operation_marker.exists()
+    assert reopened.recovered == "upload gone.md" and not ws.operations.marker.exists()
     assert ws.load_manifest().find("gone.md").status == "not indexed: interrupted — retry"
     report = doctor.repair(reopened)
     assert report.consistent, report.findings
@@ -167,7 +167,7 @@ def test_an_interrupted_delete_is_finished_quickly_on_open(project: Project, ser
     assert ingest_file(project, "plan.md", PLAN).ok
     entry = project.ws.load_manifest().find("plan.md")
     project.store.documents.delete_file(entry.file_id)  # the crash came after the store, before the manifest
-    project.ws.operation_marker.write_text(json.dumps({"operation": "delete plan.md", "pid": 1}))
+    project.ws.operations.marker.write_text(json.dumps({"operation": "delete plan.md", "pid": 1}))
     reopened = Project.open(services, project.ws.slug)
     assert reopened.recovered == "delete plan.md"
     assert project.ws.load_manifest().find("plan.md") is None
@@ -411,7 +411,7 @@ def test_the_app_stops_on_conflict_markers_and_shows_an_interrupted_upload(isola
 
     project = Project.create(services, "Pilot")
     ws = project.ws
-    ws.operation_marker.write_text(json.dumps({"operation": "upload gone.md", "pid": 1}))
+    ws.operations.marker.write_text(json.dumps({"operation": "upload gone.md", "pid": 1}))
     (ws.uploads / "gone.md").write_bytes(b"# Gone\n\nThe upload was stopped before it was indexed.\n")
     st.cache_resource.clear()
     try:

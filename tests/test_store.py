@@ -246,7 +246,7 @@ def test_a_server_that_stops_mid_session_gives_a_clear_message_and_recovers(monk
         server.start()  # same data, same port: the same client carries on
         record = run_turn(project, "What does the plan say about scope?")
         assert record.turn == 2
-        assert project.recovered is None and not project.ws.operation_marker.exists()
+        assert project.recovered is None and not project.ws.operations.marker.exists()
         assert doctor.repair(project).consistent  # the kept upload gets indexed; nothing is orphaned
         assert project.ws.load_manifest().find("notes.md").indexed
     finally:

@@ -94,7 +94,7 @@ def test_a_torn_last_line_is_ignored_then_cut_off(ws: Workspace):
 def test_patch_lines_change_summary_and_indexed(ws: Workspace, isolated_env):
     turn, other = add_turns(ws, "Dana owns the shrink target.", "Labels are printed by hand.")
     turn.summary, turn.indexed = "Dana owns shrink.", True
-    ws.patch_turn(turn)
+    ws.transcript_file.patch_turn(turn)
     state = ws.load_state()  # the loaded turns are shared with other readers; changing one needs a save
     state.turns[1] = state.turns[1].model_copy(update={"summary": "Manual labels.", "indexed": True})
     ws.save_state(state)
@@ -119,7 +119,7 @@ def test_readers_parse_only_what_another_process_appended(ws: Workspace):
     code = ("import sys; sys.path.insert(0, %r)\n"
             "from pmforge.core.models import Turn\nfrom pmforge.core.workspace import Workspace\n"
             "ws = Workspace(%r)\nwith ws.locked():\n"
-            "    ws.append_turn(Turn(number=3, user='Three, from another process.', assistant='Ok.'))\n")
+            "    ws.transcript_file.append_turn(Turn(number=3, user='Three, from another process.', assistant='Ok.'))\n")
     subprocess.run([sys.executable, "-c", code % (SRC, str(ws.root))], check=True, timeout=120)
 
     assert ws.state_signature() != signature  # state.json was not touched, the transcript grew

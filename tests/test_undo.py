@@ -171,7 +171,7 @@ def test_undo_is_refused_once_the_session_changed_since(project: Project):
 
     assert str(refused.value) == CHANGED_SINCE
     assert snapshot(project) == before and project.ws.transcript_path.read_bytes() == raw
-    assert not project.ws.operation_marker.exists()  # a refusal is not a crash for recovery to find
+    assert not project.ws.operations.marker.exists()  # a refusal is not a crash for recovery to find
 
 
 def test_undo_is_refused_the_second_time_in_a_row(project: Project):
@@ -185,7 +185,7 @@ def test_undo_is_refused_the_second_time_in_a_row(project: Project):
 
     assert str(refused.value) == NOTHING_TO_UNDO
     assert snapshot(project) == before and project.state().turn_count == 1
-    assert not project.ws.operation_marker.exists()
+    assert not project.ws.operations.marker.exists()
 
 
 def test_undo_is_refused_without_an_undo_point(project: Project):
@@ -227,7 +227,7 @@ def test_undo_is_refused_when_the_org_context_changed_since(project: Project):
 
 def crash_marker(ws: Workspace) -> None:
     """The operation marker an undo leaves behind when its process dies."""
-    atomic_write_text(ws.operation_marker, json.dumps(
+    atomic_write_text(ws.operations.marker, json.dumps(
         {"operation": UNDO_LABEL, "pid": 0, "started": datetime.now(timezone.utc).isoformat()}))
 
 
@@ -246,7 +246,7 @@ def test_an_undo_cut_short_after_its_retraction_is_finished_on_opening(project: 
     assert reopened.recovered == UNDO_LABEL
     assert snapshot(reopened) == before
     assert taken.id not in reopened.store.memory.turn_ids() and not undo_path(reopened.ws).exists()
-    assert not reopened.ws.operation_marker.exists()
+    assert not reopened.ws.operations.marker.exists()
 
 
 def test_an_undo_cut_short_before_its_retraction_changed_nothing_and_can_be_done(project: Project, services):

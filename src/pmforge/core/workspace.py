@@ -218,6 +218,8 @@ class Workspace:
         self.root = Path(root)
         self.lock_wait_s = lock_wait_s  # Settings.lock_wait_s, handed over by the project that opens it
         self.slug = self.root.name
+        self.operations = OperationJournal(self)
+        self.transcript_file = TranscriptFile(self)
 
     # ---- layout
     @property
@@ -280,28 +282,11 @@ class Workspace:
                 return cls(demo.working_folder(folder / slug))  # a shipped example opens as its own copy
         # A renamed project keeps its folder: its new display name finds it too (`forge chat "New name"`).
         wanted = printable(" ".join(name.split())).casefold()
-        named = [slug for slug, shown in cls.display_names(projects_root).items()
+        named = [slug for slug, shown in display_names(projects_root).items()
                  if " ".join(shown.split()).casefold() == wanted]
         if len(named) == 1:
             return cls(demo.working_folder(folder / named[0]))
         raise ForgeError(f"There is no project called '{name}'. Create it with: forge new \"{name}\"")
-
-    @staticmethod
-    def list_projects(projects_root: Path) -> list[str]:
-        """Slugs of the projects under the root, most recently active first."""
-        root = projects_folder(projects_root)
-        if not root.is_dir():
-            return []
-        # A dot-folder is a project being deleted (see `remove`), never one to list.
-        found = [p for p in root.iterdir() if not p.name.startswith(".") and (p / Workspace.STATE).is_file()]
-        found.sort(key=lambda p: (p / Workspace.STATE).stat().st_mtime, reverse=True)
-        return [p.name for p in found]
-
-    @staticmethod
-    def display_names(projects_root: Path) -> dict[str, str]:
-        """slug → display name of every project under the root, most recently active first."""
-        return {slug: Workspace(_played_folder(projects_folder(projects_root) / slug)).read_display_name()
-                for slug in Workspace.list_projects(projects_root)}
 
     def read_display_name(self) -> str:
         """The project's display name, read without loading the transcript; a damaged or conflicted file
@@ -377,49 +362,6 @@ class Workspace:
                 pass
             raise ProjectGone(gone)
 
-    @property
-    def operation_marker(self) -> Path:
-        return self.root / self.OPERATION
-
-    @contextmanager
-    def marked_operation(self, label: str, **details) -> Iterator[None]:
-        """A change that spans several files and the vector store. The marker exists exactly as long as an
-        operation holds the lock, and stays behind when it dies: finding it at the start of an operation
-        means a crash (or an error) interrupted the last one.
-
-        The marker is {"operation": label, "pid", "started", **details}: `label` reads "upload NAME",
-        "delete NAME", "turn N", "reindex"...; `details` (JSON values, e.g. file=NAME) tell recovery more."""
-        with self.locked():
-            key = str(self.root.resolve())
-            depth = _operation_depth.get(key, 0)
-            if depth == 0:
-                atomic_write_text(self.operation_marker, json.dumps(
-                    {**details, "operation": label, "pid": os.getpid(),
-                     "started": datetime.now(timezone.utc).isoformat()}, ensure_ascii=False))
-            _operation_depth[key] = depth + 1
-            try:
-                yield
-            finally:
-                _operation_depth[key] = depth
-            if depth == 0:
-                self.operation_marker.unlink(missing_ok=True)
-
-    def in_operation(self) -> bool:
-        return _operation_depth.get(str(self.root.resolve()), 0) > 0
-
-    def crash_point(self, step: str) -> None:
-        # For the crash tests only, inert unless FORGE_CRASH_AT is set: FORGE_CRASH_AT="<operation label
-        # prefix>:<step>" (e.g. "upload:indexed") SIGKILLs this process when the operation the marker names
-        # reaches `step`. The steps: "indexed" (an upload's vectors are stored, its manifest entry is not),
-        # "unindexed" (a delete's vectors are gone, the manifest still lists the file), "appended" (a turn is
-        # in turns.jsonl, state.json is not yet saved).
-        wanted = os.environ.get("FORGE_CRASH_AT")
-        if wanted:
-            prefix, _, at = wanted.rpartition(":")
-            label = json.loads(self.operation_marker.read_text(encoding="utf-8"))["operation"]
-            if at == step and label.startswith(prefix):
-                os.kill(os.getpid(), signal.SIGKILL)
-
     @contextmanager
     def turn_slot(self, wait_s: float, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
         """Answer one message at a time per project: a second command waits (bounded) for the turn in
@@ -440,32 +382,6 @@ class Workspace:
             yield
         finally:
             lock.release()
-
-    def interrupted_operation(self) -> dict | None:
-        """What the last operation was doing when it died (ask while holding the lock), or None."""
-        if self.in_operation():
-            return None
-        try:
-            return json.loads(self.operation_marker.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return {"operation": "unknown"}
-
-    def clear_interrupted_operation(self) -> None:
-        self.operation_marker.unlink(missing_ok=True)
-
-    def leftover_temp_files(self, older_than_s: float = 60.0) -> list[Path]:
-        """Temp files of atomic writes a crash left behind (younger ones may belong to a live writer)."""
-        cutoff = time.time() - older_than_s
-        found = []
-        for path in self.root.rglob(".*.tmp"):
-            try:
-                if path.is_file() and path.stat().st_mtime < cutoff:
-                    found.append(path)
-            except FileNotFoundError:
-                pass
-        return found
 
     # ---- state files
     def load_state(self) -> SessionState:
@@ -576,42 +492,9 @@ class Workspace:
         lines = transcript.unsaved(self.transcript_path, state.turns)
         if lines:
             with self.locked():
-                self.append_lines(lines)
+                self.transcript_file.append_lines(lines)
         state.updated_at = saved_at()  # which side is newer, should two clones' saves meet in a git merge
         atomic_write_text(self.state_path, state.model_dump_json(indent=1))
-
-    def append_turn(self, turn: Turn) -> None:
-        """Add one finished turn to the transcript (fsynced before this returns)."""
-        with self.locked():
-            self.append_lines(transcript.turn_line(turn))
-
-    def patch_turn(self, turn: Turn) -> None:
-        """Record a turn's new summary, indexed flag and billed calls: one small line, never a rewrite."""
-        with self.locked():
-            billed = {"calls": [c.model_dump() for c in turn.calls]} if turn.calls else {}  # none offline
-            self.append_lines(transcript.patch_line(turn.id, summary=turn.summary, indexed=turn.indexed, **billed))
-
-    def append_lines(self, data: bytes) -> None:
-        """Append whole lines to the transcript (hold the lock)."""
-        self._tell_torn(transcript.append(self.transcript_path, data))
-
-    def mend_transcript(self) -> None:
-        """Set aside a last line a crash cut off, and tell the PM (recovery, before anything reads on)."""
-        with self.locked():
-            self._tell_torn(transcript.mend(self.transcript_path))
-
-    def _tell_torn(self, torn: transcript.Torn | None) -> None:
-        if torn is None:
-            return
-        if not torn.said:
-            notify(f"Forge stopped while saving the conversation of '{self.slug}' and its last record was cut off; "
-                   f"what was written is kept in {torn.kept.name}, and the conversation before it is intact.")
-            return
-        told = (f"Forge stopped while saving your last message in '{self.slug}', so it and its reply are not in "
-                f"the conversation; what was written is kept in {torn.kept.name}.")
-        quoted = f"“{torn.said}”" if torn.whole else f"“{torn.said}…” (the rest was cut off)"
-        # The PM's words go to the screen, never to the log.
-        notify(f"{told} You wrote {quoted}; send it again for a reply.", log_text=told)
 
     def project_id(self) -> str:
         """The project's id, given one on first need (workspaces made before ids existed have none)."""
@@ -730,6 +613,143 @@ class Workspace:
         aside = path.with_name(f"{path.name}.conflict-{stamp}")
         atomic_write_bytes(aside, path.read_bytes())
         return aside
+
+
+def list_projects(projects_root: Path) -> list[str]:
+    """Slugs of the projects under the root, most recently active first."""
+    root = projects_folder(projects_root)
+    if not root.is_dir():
+        return []
+    # A dot-folder is a project being deleted (see `Workspace.remove`), never one to list.
+    found = [p for p in root.iterdir() if not p.name.startswith(".") and (p / Workspace.STATE).is_file()]
+    found.sort(key=lambda p: (p / Workspace.STATE).stat().st_mtime, reverse=True)
+    return [p.name for p in found]
+
+
+def display_names(projects_root: Path) -> dict[str, str]:
+    """slug → display name of every project under the root, most recently active first."""
+    return {slug: Workspace(_played_folder(projects_folder(projects_root) / slug)).read_display_name()
+            for slug in list_projects(projects_root)}
+
+
+class OperationJournal:
+    """The marker a change spanning several files and the vector store leaves while it runs (and behind, when it
+    dies): what recovery reads to finish or undo an interrupted operation."""
+
+    def __init__(self, ws: "Workspace"):
+        self.ws = ws
+
+    @property
+    def marker(self) -> Path:
+        return self.ws.root / Workspace.OPERATION
+
+    @contextmanager
+    def marked(self, label: str, **details) -> Iterator[None]:
+        """A change that spans several files and the vector store. The marker exists exactly as long as an
+        operation holds the lock, and stays behind when it dies: finding it at the start of an operation
+        means a crash (or an error) interrupted the last one.
+
+        The marker is {"operation": label, "pid", "started", **details}: `label` reads "upload NAME",
+        "delete NAME", "turn N", "reindex"...; `details` (JSON values, e.g. file=NAME) tell recovery more."""
+        with self.ws.locked():
+            key = str(self.ws.root.resolve())
+            depth = _operation_depth.get(key, 0)
+            if depth == 0:
+                atomic_write_text(self.marker, json.dumps(
+                    {**details, "operation": label, "pid": os.getpid(),
+                     "started": datetime.now(timezone.utc).isoformat()}, ensure_ascii=False))
+            _operation_depth[key] = depth + 1
+            try:
+                yield
+            finally:
+                _operation_depth[key] = depth
+            if depth == 0:
+                self.marker.unlink(missing_ok=True)
+
+    def running(self) -> bool:
+        """This process is inside a marked operation on the workspace."""
+        return _operation_depth.get(str(self.ws.root.resolve()), 0) > 0
+
+    def crash_point(self, step: str) -> None:
+        # For the crash tests only, inert unless FORGE_CRASH_AT is set: FORGE_CRASH_AT="<operation label
+        # prefix>:<step>" (e.g. "upload:indexed") SIGKILLs this process when the operation the marker names
+        # reaches `step`. The steps: "indexed" (an upload's vectors are stored, its manifest entry is not),
+        # "unindexed" (a delete's vectors are gone, the manifest still lists the file), "appended" (a turn is
+        # in turns.jsonl, state.json is not yet saved).
+        wanted = os.environ.get("FORGE_CRASH_AT")
+        if wanted:
+            prefix, _, at = wanted.rpartition(":")
+            label = json.loads(self.marker.read_text(encoding="utf-8"))["operation"]
+            if at == step and label.startswith(prefix):
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    def interrupted(self) -> dict | None:
+        """What the last operation was doing when it died (ask while holding the lock), or None."""
+        if self.running():
+            return None
+        try:
+            return json.loads(self.marker.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return {"operation": "unknown"}
+
+    def clear_interrupted(self) -> None:
+        self.marker.unlink(missing_ok=True)
+
+    def leftover_temp_files(self, older_than_s: float = 60.0) -> list[Path]:
+        """Temp files of atomic writes a crash left behind (younger ones may belong to a live writer)."""
+        cutoff = time.time() - older_than_s
+        found = []
+        for path in self.ws.root.rglob(".*.tmp"):
+            try:
+                if path.is_file() and path.stat().st_mtime < cutoff:
+                    found.append(path)
+            except FileNotFoundError:
+                pass
+        return found
+
+
+class TranscriptFile:
+    """turns.jsonl, appended to and never rewritten: finished turns, small patches, and a torn last line set
+    aside with a word to the PM."""
+
+    def __init__(self, ws: "Workspace"):
+        self.ws = ws
+
+    def append_turn(self, turn: Turn) -> None:
+        """Add one finished turn to the transcript (fsynced before this returns)."""
+        with self.ws.locked():
+            self.append_lines(transcript.turn_line(turn))
+
+    def patch_turn(self, turn: Turn) -> None:
+        """Record a turn's new summary, indexed flag and billed calls: one small line, never a rewrite."""
+        with self.ws.locked():
+            billed = {"calls": [c.model_dump() for c in turn.calls]} if turn.calls else {}  # none offline
+            self.append_lines(transcript.patch_line(turn.id, summary=turn.summary, indexed=turn.indexed, **billed))
+
+    def append_lines(self, data: bytes) -> None:
+        """Append whole lines to the transcript (hold the lock)."""
+        self._tell_torn(transcript.append(self.ws.transcript_path, data))
+
+    def mend(self) -> None:
+        """Set aside a last line a crash cut off, and tell the PM (recovery, before anything reads on)."""
+        with self.ws.locked():
+            self._tell_torn(transcript.mend(self.ws.transcript_path))
+
+    def _tell_torn(self, torn: transcript.Torn | None) -> None:
+        if torn is None:
+            return
+        slug = self.ws.slug
+        if not torn.said:
+            notify(f"Forge stopped while saving the conversation of '{slug}' and its last record was cut off; "
+                   f"what was written is kept in {torn.kept.name}, and the conversation before it is intact.")
+            return
+        told = (f"Forge stopped while saving your last message in '{slug}', so it and its reply are not in "
+                f"the conversation; what was written is kept in {torn.kept.name}.")
+        quoted = f"“{torn.said}”" if torn.whole else f"“{torn.said}…” (the rest was cut off)"
+        # The PM's words go to the screen, never to the log.
+        notify(f"{told} You wrote {quoted}; send it again for a reply.", log_text=told)
 
 
 @dataclass

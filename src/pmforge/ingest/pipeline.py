@@ -267,7 +267,7 @@ def _ingest(project: Project, filename: str, name: str, data: bytes, sha: str, p
     finally:
         if replacing:  # new bytes not swapped in (refused, failed, interrupted) leave no trace
             upload.unlink(missing_ok=True)
-    ws.crash_point("indexed")
+    ws.operations.crash_point("indexed")
     _swap_entry(project, manifest, previous, entry)
     progress("Done", 1, 1)
     log.info("indexed %s: %d passages in %d sections", name, entry.chunk_count, entry.parent_count)
@@ -357,7 +357,7 @@ def delete_file(project: Project, filename: str) -> str:
         if entry is None:
             raise ForgeError(f"There is no file called '{filename}' in project '{ws.slug}'.")
         project.store.documents.delete_file(entry.file_id)
-        ws.crash_point("unindexed")
+        ws.operations.crash_point("unindexed")
         manifest.file_summaries = [f for f in manifest.file_summaries if f is not entry]
         ws.save_manifest(manifest)
         (ws.uploads / entry.filename).unlink(missing_ok=True)

@@ -139,10 +139,10 @@ class Project:
     @contextmanager
     def operation(self, label: str) -> Iterator[None]:
         """A change spanning files and the store: finish whatever a crash interrupted first, then hold the
-        project's lock and operation marker (see Workspace.marked_operation)."""
+        project's lock and operation marker (see OperationJournal.marked)."""
         with self.write_window():
             self.recover()
-            with self.ws.marked_operation(label):
+            with self.ws.operations.marked(label):
                 yield
 
     @contextmanager
@@ -154,7 +154,7 @@ class Project:
                 held.enter_context(self.ws.locked(timeout=0))
             except ProjectBusy:
                 if self.on_wait is not None:
-                    marker = self.ws.interrupted_operation()  # the holder's operation, while it holds the lock
+                    marker = self.ws.operations.interrupted()  # the holder's operation, while it holds the lock
                     doing = f" ({marker['operation']})" if marker and marker.get("operation") != "unknown" else ""
                     self.on_wait(f"Project '{self.ws.slug}' is busy in another Forge window or command{doing}; "
                                  f"waiting up to {self.ws.lock_wait_s:.0f} s…")
@@ -163,7 +163,7 @@ class Project:
 
     def recover(self) -> str | None:
         """Finish whatever operation a crash interrupted on this project; what it was, or None."""
-        if not self.ws.operation_marker.exists():  # the common case costs one stat
+        if not self.ws.operations.marker.exists():  # the common case costs one stat
             return None
         return recover(self)
 
@@ -276,7 +276,7 @@ def listed_files(settings: Settings, name: str) -> list[ManifestEntry]:
     server that is down does not stop it. What a crash interrupted is finished first when the store answers
     (an interrupted upload is then listed for a retry, not redone)."""
     workspace = Workspace.open(settings.projects_root(), name)
-    if workspace.operation_marker.exists():
+    if workspace.operations.marker.exists():
         try:
             Project.open(Services.from_settings(settings), name)
         except StoreUnavailable as exc:

@@ -38,22 +38,22 @@ def recover(project: Project) -> str | None:
     only quick repairs run here, and an upload that did not finish is listed as "not indexed: interrupted —
     retry" for the PM to upload again or `forge doctor --fix` (which re-indexes it)."""
     ws = project.ws
-    if not ws.operation_marker.exists() or ws.in_operation():
+    if not ws.operations.marker.exists() or ws.operations.running():
         return None
     try:
         with ws.locked(timeout=0.5):
-            marker = ws.interrupted_operation()
+            marker = ws.operations.interrupted()
             if marker is None:  # the holder finished while we waited
                 return None
             label = str(marker.get("operation", "unknown"))
             log.warning("recovering project %s after an interrupted operation (%s)", ws.slug, label)
-            with ws.marked_operation(label, **_marker_details(marker)):  # dying here leaves the same marker behind
+            with ws.operations.marked(label, **_marker_details(marker)):  # dying here leaves the same marker behind
                 marked = _quick_recovery(project, marker)
             if marked:
                 notify(f"An earlier operation on '{ws.slug}' did not finish ({label}); "
                        f"{_join(marked)} {'is' if len(marked) == 1 else 'are'} listed as \"{INTERRUPTED_RETRY}\": "
                        f"upload {'it' if len(marked) == 1 else 'them'} again or run `forge doctor --fix {ws.slug}`.")
-            ws.clear_interrupted_operation()
+            ws.operations.clear_interrupted()
             return label
     except ForgeError as exc:
         log.warning("recovery of %s postponed: %s", ws.slug, exc)
@@ -80,9 +80,9 @@ def _quick_recovery(project: Project, marker: dict) -> list[str]:
     """Repairs that take about as long as reading the manifest, whatever the files' size. Returns the files
     now listed as interrupted."""
     ws = project.ws
-    for path in ws.leftover_temp_files():
+    for path in ws.operations.leftover_temp_files():
         path.unlink(missing_ok=True)
-    ws.mend_transcript()  # a turn cut off mid-append: said now, not at the next message
+    ws.transcript_file.mend()  # a turn cut off mid-append: said now, not at the next message
     name = _marker_file(marker)
     if name and str(marker.get("operation", "")).startswith("delete "):
         _finish_delete(project, name)

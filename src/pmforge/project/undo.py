@@ -129,8 +129,8 @@ def undo_last_turn(project: Project, turn_id: str | None = None) -> Turn:
             if turn_id is not None and point.turn_id != turn_id:
                 raise ForgeError(NOT_THE_ONE)
             turn = _undoable(point, ws.load_state(), ws.load_manifest().org_context)
-            with ws.marked_operation(UNDO_LABEL):
-                ws.append_lines(transcript.retract_line(turn.id))  # the commit point
+            with ws.operations.marked(UNDO_LABEL):
+                ws.transcript_file.append_lines(transcript.retract_line(turn.id))  # the commit point
                 _finish(project, point)
     log.info("took back turn %d (%s) of %s", turn.number, turn.id, ws.slug)
     return turn

@@ -17,7 +17,14 @@ from pmforge.core.demo import example_of, restore_example
 from pmforge.core.errors import ForgeError
 from pmforge.core.models import SourceRef, Turn
 from pmforge.core.words import counted
-from pmforge.core.workspace import UnresolvedConflict, Workspace, picker_labels, take_notices
+from pmforge.core.workspace import (
+    UnresolvedConflict,
+    Workspace,
+    display_names,
+    list_projects,
+    picker_labels,
+    take_notices,
+)
 from pmforge.ingest.pipeline import delete_file
 from pmforge.outputs import artifacts, export
 from pmforge.project.project import Project, confirms_deletion, delete_project, deletion_warning
@@ -97,7 +104,7 @@ def _delete_project(services, slug: str) -> None:
     ss.get("index_checked", set()).discard(slug)
     ss.delete_error = ""
     ss[DELETE_MENU] = False
-    ss.project = next(iter(Workspace.list_projects(services.projects_root)), None)  # the most recent other one
+    ss.project = next(iter(list_projects(services.projects_root)), None)  # the most recent other one
     ss.project_toast = message
 
 
@@ -106,7 +113,7 @@ def _pick_project(key: str) -> None:
 
 
 def project_picker(services) -> str | None:
-    names = Workspace.display_names(services.projects_root)  # slug → display name, most recent first
+    names = display_names(services.projects_root)  # slug → display name, most recent first
     projects = list(names)
     if "project" not in ss or ss.project not in projects:
         ss.project = projects[0] if projects else None

@@ -124,9 +124,9 @@ def cmd_new(args) -> int:
 
 def cmd_projects(args) -> int:
     from pmforge.core.settings import get_settings
-    from pmforge.core.workspace import Workspace
+    from pmforge.core.workspace import display_names
 
-    for slug, name in Workspace.display_names(get_settings().projects_root()).items():
+    for slug, name in display_names(get_settings().projects_root()).items():
         print(f"{slug}\t{name}")
     return 0
 

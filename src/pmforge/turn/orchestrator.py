@@ -50,7 +50,7 @@ class PendingTurn:
         self.seen = project.ws.state_signature()  # before loading: see state_signature
         self.state = project.state()
         if any(not t.indexed for t in self.state.turns):
-            with project.write_window(), project.ws.marked_operation("remember earlier turns"):
+            with project.write_window(), project.ws.operations.marked("remember earlier turns"):
                 self.state = project.state()  # under the lock: another window may have remembered them
                 # Marks each turn in the transcript (a patch line) as it is remembered: no state.json save.
                 try:
@@ -218,8 +218,8 @@ class PendingTurn:
             keep_undo_point(ws, turn, state, org_before, new_org)  # while state.json is still the session before
             # The turn next: it is what the PM saw, and a crash before state.json is saved then loses only
             # this turn's tool effects. One appended line, however long the session.
-            ws.append_turn(turn)
-            ws.crash_point("appended")
+            ws.transcript_file.append_turn(turn)
+            ws.operations.crash_point("appended")
             ws.save_state(state)  # small: finds the turn already in the transcript
         log.info(
             "turn %d saved: action=%s mode=%s probe=%s retrieval=%s documents=%d conversations=%d phase_a=%d "
@@ -243,7 +243,7 @@ class PendingTurn:
                 remember(self.project.store, self.embedder, turn, asked)
                 turn.indexed = True
                 turn.calls = turn.calls + self.ledger.take()  # the summary and the memory embeddings
-                ws.patch_turn(turn)  # by id: right even if another window has added turns since
+                ws.transcript_file.patch_turn(turn)  # by id: right even if another window has added turns since
         except ForgeError as exc:  # the store or the embedder (a Voyage outage) is down: the turn is saved
             log.warning("turn %s saved but not yet remembered: %s", turn.number, exc)
 

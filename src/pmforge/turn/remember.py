@@ -101,7 +101,7 @@ def catch_up(
             if not turn.indexed:  # remembered (by another clone, or before a crash), flag never written
                 turn = state.turns[i] = turn.model_copy(update={"indexed": True})
                 if ws is not None:
-                    ws.patch_turn(turn)
+                    ws.transcript_file.patch_turn(turn)
             continue
         asked = asked_before(state.turns, i)
         ledger = Ledger()  # what remembering it late bills is the turn's own cost, recorded with it
@@ -112,6 +112,6 @@ def catch_up(
         turn.indexed = True
         turn.calls = turn.calls + ledger.take()
         if ws is not None:
-            ws.patch_turn(turn)
+            ws.transcript_file.patch_turn(turn)
         done.append(turn.number)
     return done

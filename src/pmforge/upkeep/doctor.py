@@ -246,8 +246,8 @@ def repair(project: Project) -> Report:
     """Fix every layer in order, re-checking each after its fixes; then examine everything again. Holds the
     project's lease throughout, so no other clone deletes or rebuilds meanwhile."""
     repaired: list[str] = _before_repair(project)  # git conflicts, unreadable files: before the marker
-    with project.ws.marked_operation("forge doctor --fix"), project.store.claims.lease("repairing"):
-        for path in project.ws.leftover_temp_files():
+    with project.ws.operations.marked("forge doctor --fix"), project.store.claims.lease("repairing"):
+        for path in project.ws.operations.leftover_temp_files():
             path.unlink(missing_ok=True)
             repaired.append(f"Removed a leftover temporary file ({path.name}).")
         for layer in LAYERS:

@@ -19,7 +19,7 @@ from pmforge.project.project import open_store
 def migrate(ws: Workspace, embedder: Embedder, settings: Settings, to: Literal["server", "local"]) -> str:
     source = open_store(ws, embedder.signature, settings, server=(to == "local"))
     target = open_store(ws, embedder.signature, settings, server=(to == "server"))
-    with ws.marked_operation(f"migrate to {to}"):
+    with ws.operations.marked(f"migrate to {to}"):
         manifest = ws.load_manifest()
         expected = {f.file_id for f in manifest.file_summaries if f.indexed}
         if expected != source.documents.file_ids():

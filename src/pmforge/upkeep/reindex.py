@@ -46,7 +46,7 @@ def reindex(project: Project, progress: Progress | None = None, force: bool = Fa
 
 def _catch_up(project: Project, progress: Progress) -> str:
     ws, store, services = project.ws, project.store, project.services
-    with ws.marked_operation("reindex"):
+    with ws.operations.marked("reindex"):
         upkeep = project.upkeep()  # again, under the lock: another window may have caught up meanwhile
         for name in upkeep.stale_keywords:
             progress("Rebuilding the keyword index", 0, 1)
@@ -81,7 +81,7 @@ def _rebuild(project: Project, progress: Progress) -> str:
     failing half-way drops nothing. Holds the project's lease (renewed between files) so no other clone
     drops or deletes at the same time."""
     ws, store = project.ws, project.store
-    with ws.marked_operation("reindex --force"), store.claims.lease("rebuilding") as lease:
+    with ws.operations.marked("reindex --force"), store.claims.lease("rebuilding") as lease:
         building = copy.copy(project)
         building.store = store.upkeep.beside()
         try:
