@@ -1,18 +1,22 @@
-"""One turn, end to end: route → assemble → execute → remember.
+"""One turn, end to end, in named steps: recover → open → route → assemble → reply → commit → remember.
 
-`start_turn` does Phase A and assembly and returns a `PendingTurn`; iterate it for
-the streamed reply, then `finish()` commits state and indexes the turn. Tools act
-on copies of state, so a turn that fails leaves the saved state exactly as it was.
+`start_turn` runs the first four (each a function with a typed result: `OpenedTurn`, `RoutedTurn`,
+`PreparedReply`) and returns a `PendingTurn`; iterate it for the streamed reply, then `finish()` commits
+state and remembers the turn. Tools act on copies of state, so a turn that fails leaves the saved state
+exactly as it was.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Generator
 
 from pmforge.core.errors import ForgeError
 from pmforge.core.models import (
+    Manifest,
     RetrievalTrace,
+    RoutingDecision,
     SessionState,
     SourceRef,
     TokenReport,
@@ -24,6 +28,7 @@ from pmforge.core.tokens import count_tokens
 from pmforge.index.client import StoreUnavailable
 from pmforge.interviewer.rules import RouteInputs
 from pmforge.knowledge import Catalogue
+from pmforge.llm.base import ChatRequest
 from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
 from pmforge.outputs.artifacts import write_all
 from pmforge.project.project import Project
@@ -34,7 +39,7 @@ from pmforge.tools.session import RecordProbe
 from pmforge.turn.acknowledge import acknowledgement, with_acknowledgement
 from pmforge.turn.assemble import AssembledContext, assemble
 from pmforge.turn.execute import Execution, build_reply_request, prefix_tokens
-from pmforge.turn.fit import first_round_target, fit_context, refit_request
+from pmforge.turn.fit import FitReport, first_round_target, fit_context, refit_request
 from pmforge.turn.paste import set_aside_paste
 from pmforge.turn.remember import asked_before, catch_up, remember, summarize_turn
 from pmforge.turn.route import route
@@ -42,60 +47,119 @@ from pmforge.turn.route import route
 log = logging.getLogger(__name__)
 
 
+@dataclass
+class OpenedTurn:
+    """A turn opened on its project: the session as the turn begins (earlier turns remembered), its number,
+    the message it works with (a long paste set aside as a source), and the meters every call is billed to."""
+
+    project: Project
+    state: SessionState
+    seen: tuple | None  # the saved state's signature when it was loaded (see `Workspace.state_signature`)
+    number: int
+    message: str
+    pasted: str | None  # the file a long paste was set aside as
+    manifest: Manifest
+    catalogue: Catalogue  # this project's probes and patterns, passed to every step: never another project's
+    ledger: Ledger  # every call of the turn (routing, each tool-loop round, the summary, embeddings)
+    llm: MeteredLLM
+    embedder: MeteredEmbedder
+
+
+@dataclass
+class RoutedTurn:
+    """Phase A's outcome: the decision, the request that asked for it (for token accounting), and a note when
+    the rule router decided instead."""
+
+    decision: RoutingDecision
+    request: ChatRequest
+    note: str
+
+
+@dataclass
+class PreparedReply:
+    """Phase B ready to run: the assembled context, fitted to the budget, the request built from it, the tools'
+    working copies, and the tool loop that streams the reply."""
+
+    context: AssembledContext
+    fit: FitReport
+    request: ChatRequest
+    tool_ctx: ToolContext
+    execution: Execution
+
+
+def open_turn(project: Project, message: str) -> OpenedTurn:
+    """Open: load the session, remember earlier turns a failure left unremembered, set a long paste aside.
+    (Recovery from a crash runs first: see `start_turn`.)"""
+    settings = project.settings
+    seen = project.ws.state_signature()  # before loading: see state_signature
+    state = project.state()
+    if any(not t.indexed for t in state.turns):
+        with project.write_window(), project.ws.operations.marked("remember earlier turns"):
+            state = project.state()  # under the lock: another window may have remembered them
+            # Marks each turn in the transcript (a patch line) as it is remembered: no state.json save.
+            try:
+                catch_up(project.store, project.services.embedder, project.services.llm, state, settings,
+                         ws=project.ws)
+            except StoreUnavailable:
+                raise  # every search of this turn would wait on it too
+            except ForgeError as exc:  # e.g. no embedder for the index in use: this reply needs none
+                log.warning("earlier turns of %s not yet remembered: %s", project.ws.slug, exc)
+            seen = project.ws.state_signature()
+    number = state.turn_count + 1
+    worked_on, pasted = set_aside_paste(project, message, number)
+    ledger = Ledger()
+    return OpenedTurn(project=project, state=state, seen=seen, number=number, message=worked_on, pasted=pasted,
+                      manifest=project.manifest(), catalogue=project.catalogue(), ledger=ledger,
+                      llm=MeteredLLM(project.services.llm, ledger),
+                      embedder=MeteredEmbedder(project.services.embedder, ledger))
+
+
+def route_turn(opened: OpenedTurn) -> RoutedTurn:
+    """Route (Phase A): what the turn is for, which probe to pursue, and whether to search."""
+    inputs = RouteInputs(opened.state, opened.manifest, opened.message, opened.number, opened.catalogue)
+    decision, request, note = route(opened.llm, inputs, opened.project.settings)
+    return RoutedTurn(decision, request, note)
+
+
+def assemble_turn(opened: OpenedTurn, routed: RoutedTurn, retracted_reply: str = "") -> PreparedReply:
+    """Assemble: search what the decision asks for, render the context within its budgets, fit the request,
+    and set up the tool loop on working copies (a turn that fails leaves the saved state as it was)."""
+    settings, state, manifest = opened.project.settings, opened.state, opened.manifest
+    context = assemble(routed.decision, state, manifest, opened.message, opened.number, opened.project.store,
+                       opened.embedder, settings, opened.catalogue)
+    context.retracted_reply = retracted_reply
+    # Round 1 leaves room for what a tool round appends; later rounds are re-fitted inside Execution.
+    fit = fit_context(context, state, manifest, settings, first_round_target(settings))
+    request = build_reply_request(context, state, settings)
+    tool_ctx = ToolContext(
+        state=working_copy(state),
+        manifest=manifest.model_copy(deep=True),
+        turn_number=opened.number,
+        catalogue=opened.catalogue,
+        active_probe=routed.decision.next_probe,
+        workspace=opened.project.ws,
+        decision=routed.decision.model_copy(deep=True),
+        pm_words=own_words(opened.message),  # a long paste is source material, not the PM's say-so
+    )
+    execution = Execution(
+        opened.llm, request, tool_ctx, settings.tool_loop_max_rounds, budget=settings.phase_b_budget,
+        refit=lambda ctx, target: refit_request(ctx, state, manifest, settings, target),
+    )
+    return PreparedReply(context, fit, request, tool_ctx, execution)
+
+
 class PendingTurn:
-    def __init__(self, project: Project, message: str, retracted_reply: str = ""):
-        self.project = project
-        settings = project.settings
-        project.recover()
-        self.seen = project.ws.state_signature()  # before loading: see state_signature
-        self.state = project.state()
-        if any(not t.indexed for t in self.state.turns):
-            with project.write_window(), project.ws.operations.marked("remember earlier turns"):
-                self.state = project.state()  # under the lock: another window may have remembered them
-                # Marks each turn in the transcript (a patch line) as it is remembered: no state.json save.
-                try:
-                    catch_up(project.store, project.services.embedder, project.services.llm, self.state, settings,
-                             ws=project.ws)
-                except StoreUnavailable:
-                    raise  # every search of this turn would wait on it too
-                except ForgeError as exc:  # e.g. no embedder for the index in use: this reply needs none
-                    log.warning("earlier turns of %s not yet remembered: %s", project.ws.slug, exc)
-                self.seen = project.ws.state_signature()
-        self.number = self.state.turn_count + 1
-        self.message, self.pasted = set_aside_paste(project, message, self.number)
-        message = self.message
-        self.manifest = project.manifest()
-        # This project's probes and patterns, passed to every stage: another project's never join them.
-        self.catalogue = project.catalogue()
-        # Every call of this turn (routing, each tool-loop round, the summary, embeddings) is recorded here.
-        self.ledger = Ledger()
-        self.llm = MeteredLLM(project.services.llm, self.ledger)
-        self.embedder = MeteredEmbedder(project.services.embedder, self.ledger)
-        inputs = RouteInputs(self.state, self.manifest, message, self.number, self.catalogue)
-        self.decision, self.route_request, self.route_note = route(self.llm, inputs, settings)
-        self.context: AssembledContext = assemble(
-            self.decision, self.state, self.manifest, message, self.number,
-            project.store, self.embedder, settings, self.catalogue,
-        )
-        self.context.retracted_reply = retracted_reply
-        # Round 1 leaves room for what a tool round appends; later rounds are re-fitted inside Execution.
-        self.fit = fit_context(self.context, self.state, self.manifest, settings, first_round_target(settings))
-        self.reply_request = build_reply_request(self.context, self.state, settings)
-        self.tool_ctx = ToolContext(
-            state=working_copy(self.state),
-            manifest=self.manifest.model_copy(deep=True),
-            turn_number=self.number,
-            catalogue=self.catalogue,
-            active_probe=self.decision.next_probe,
-            workspace=project.ws,
-            decision=self.decision.model_copy(deep=True),
-            pm_words=own_words(self.message),  # a long paste is source material, not the PM's say-so
-        )
-        self.execution = Execution(
-            self.llm, self.reply_request, self.tool_ctx, settings.tool_loop_max_rounds,
-            budget=settings.phase_b_budget,
-            refit=lambda ctx, target: refit_request(ctx, self.state, self.manifest, settings, target),
-        )
+    """A turn between its preparation and its save: iterate it for the reply (the reply step), then `commit`
+    saves it and `remember` indexes it (`finish` does both)."""
+
+    def __init__(self, opened: OpenedTurn, routed: RoutedTurn, prepared: PreparedReply):
+        self.project, self.state, self.seen, self.number = opened.project, opened.state, opened.seen, opened.number
+        self.message, self.pasted, self.manifest = opened.message, opened.pasted, opened.manifest
+        self.catalogue, self.ledger = opened.catalogue, opened.ledger
+        self.llm, self.embedder = opened.llm, opened.embedder
+        self.decision, self.route_request, self.route_note = routed.decision, routed.request, routed.note
+        self.context, self.fit, self.reply_request = prepared.context, prepared.fit, prepared.request
+        self.tool_ctx, self.execution = prepared.tool_ctx, prepared.execution
         self._streamed = False
         self.acknowledgement = ""  # what the turn's tools recorded, streamed after the reply
 
@@ -286,8 +350,13 @@ def working_copy(state: SessionState) -> SessionState:
 
 
 def start_turn(project: Project, message: str, retracted_reply: str = "") -> PendingTurn:
-    """A turn under way. `retracted_reply`: the reply a Retry took back, which the new one should not repeat."""
-    return PendingTurn(project, message, retracted_reply)
+    """A turn under way, its steps in order: recover, open, route, assemble; then the reply streams from the
+    returned turn, and `commit` and `remember` save and index it. `retracted_reply`: the reply a Retry took
+    back, which the new one should not repeat."""
+    project.recover()  # finish or undo what a crash cut short, before anything is read
+    opened = open_turn(project, message)
+    routed = route_turn(opened)
+    return PendingTurn(opened, routed, assemble_turn(opened, routed, retracted_reply))
 
 
 def run_turn(project: Project, message: str) -> TurnRecord:
