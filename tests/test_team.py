@@ -29,7 +29,7 @@ from pmforge.index.retrieval import Query, find_sections, find_turns
 from pmforge.ingest.pipeline import delete_file, ingest_file
 from pmforge.project.project import Project
 from pmforge.project.services import Services
-from pmforge.surfaces.cli import _open
+from pmforge.surfaces.cli.common import open_project
 from pmforge.turn.orchestrator import run_turn
 from pmforge.upkeep import doctor
 from pmforge.upkeep.reindex import reindex
@@ -117,7 +117,7 @@ def test_two_clones_work_interleaved_without_dropping_or_colliding(team, monkeyp
     # A fresh clone: its keyword cache is empty and it has claimed nothing, but nothing needs embedding.
     assert upkeep.stale_keywords and upkeep.unclaimed_files and not upkeep.missing_files and not upkeep.unremembered
     embedded = counting_embeddings(monkeypatch, bob)
-    bob = _open(bob_services, "pilot")  # what every CLI command does on opening
+    bob = open_project(bob_services, "pilot")  # what every CLI command does on opening
     assert sum(embedded) == 0 and bob.reindex_reason() is None
     assert {c["author"] for c in bob.store.claims.all()[bob.manifest().find("plan.md").file_id]} == {"alice", "bob"}
     assert collection_ids(bob.store) == before_ids and record_counts(bob.store) == before_counts
@@ -161,7 +161,7 @@ def test_two_clones_work_interleaved_without_dropping_or_colliding(team, monkeyp
 
 def test_a_turn_searches_only_the_files_its_own_clone_lists(real_embedder, team):
     alice, bob_services = team
-    bob = _open(bob_services, "pilot")
+    bob = open_project(bob_services, "pilot")
     assert ingest_file(alice, "notes.md", NOTES).ok  # on the server, but not in Bob's manifest
     question = "What did Dana from the Duluth store say about the ZX-42 label printer jams on Saturday?"
     alices = run_turn(alice, question).retrieved.documents
@@ -173,7 +173,7 @@ def test_a_turn_searches_only_the_files_its_own_clone_lists(real_embedder, team)
 
 def test_a_file_goes_only_when_the_last_clone_that_lists_it_deletes_it(team):
     alice, bob_services = team
-    bob = _open(bob_services, "pilot")
+    bob = open_project(bob_services, "pilot")
     plan_id = alice.manifest().find("plan.md").file_id
     assert ingest_file(alice, "notes.md", NOTES).ok
     notes_id = alice.manifest().find("notes.md").file_id
@@ -194,7 +194,7 @@ def test_a_file_goes_only_when_the_last_clone_that_lists_it_deletes_it(team):
 
 def test_only_reindex_force_drops_and_other_clones_recover(team, capsys):
     alice, bob_services = team
-    bob = _open(bob_services, "pilot")
+    bob = open_project(bob_services, "pilot")
     run_turn(bob, BOB_SAYS[0])
     assert ingest_file(bob, "notes.md", NOTES).ok
     ids = collection_ids(alice.store)
@@ -208,7 +208,7 @@ def test_only_reindex_force_drops_and_other_clones_recover(team, capsys):
     assert "Kookaburra" not in memory_words(bob, "Kookaburra bakery", "hybrid")  # gone until Bob catches up
     assert "Kookaburra" not in memory_words(alice, "Kookaburra bakery", "hybrid")
     assert "notes.md" in bob.reindex_reason() or "does not match" in bob.reindex_reason()
-    bob = _open(bob_services, "pilot")  # Bob's catch-up adds back his file and his turn, dropping nothing
+    bob = open_project(bob_services, "pilot")  # Bob's catch-up adds back his file and his turn, dropping nothing
     assert collection_ids(bob.store) == changed
     assert "Kookaburra" in memory_words(bob, "Kookaburra bakery", "hybrid")
     assert bob.reindex_reason() is None and doctor.examine(bob).consistent and doctor.examine(alice).consistent
@@ -216,7 +216,7 @@ def test_only_reindex_force_drops_and_other_clones_recover(team, capsys):
 
 def test_a_lease_serialises_destructive_work(team):
     alice, bob_services = team
-    bob = _open(bob_services, "pilot")
+    bob = open_project(bob_services, "pilot")
     ids = collection_ids(alice.store)
     with alice.store.claims.lease("rebuilding", 600):
         with pytest.raises(LeaseHeld, match=r"Another clone of this project \(alice\) is rebuilding"):
@@ -231,7 +231,7 @@ def test_a_lease_serialises_destructive_work(team):
 
 def test_a_vanished_collection_is_fetched_again_or_reported_in_one_sentence(team):
     alice, bob_services = team
-    bob = _open(bob_services, "pilot")
+    bob = open_project(bob_services, "pilot")
     stale = bob.store.collection(CONVERSATIONS)
     bob.store.client.delete_collection(f"{bob.store.prefix}{CONVERSATIONS}")  # another clone dropped it
     assert bob.store.memory.turn_ids() == set()  # fetched again (empty now), not a crash
@@ -266,13 +266,13 @@ def test_memory_from_before_turn_ids_is_adopted_without_embedding(team, monkeypa
 
 def test_a_merged_transcript_shares_the_other_clones_turns_on_purpose(team):
     alice, bob_services = team
-    bob = _open(bob_services, "pilot")
+    bob = open_project(bob_services, "pilot")
     run_turn(alice, "Alice: the Zanzibar pallets go missing after the night shift.")
     assert "night shift" not in memory_words(bob, "Zanzibar night shift", "hybrid")
     # git's union merge of turns.jsonl: Bob's transcript now holds Alice's turn 3 too.
     with open(bob.ws.transcript_path, "ab") as fh:
         fh.write(alice.ws.transcript_path.read_bytes().splitlines(keepends=True)[-2])
-    bob = _open(bob_services, "pilot")
+    bob = open_project(bob_services, "pilot")
     assert "night shift" in memory_words(bob, "Zanzibar night shift", "vector")
     assert "night shift" in memory_words(bob, "Zanzibar night shift", "bm25")
 

@@ -98,8 +98,8 @@ STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and process groups")
 def test_a_server_that_ignores_the_stop_signal_is_killed_after_the_grace_period(tmp_path):
-    runner = ("import sys; from pmforge.surfaces.cli import _serve_until_stopped; "
-              f"sys.exit(_serve_until_stopped([sys.executable, '-c', {STUBBORN!r}], 1.0))")
+    runner = ("import sys; from pmforge.surfaces.cli.serve import serve_until_stopped; "
+              f"sys.exit(serve_until_stopped([sys.executable, '-c', {STUBBORN!r}], 1.0))")
     forge = subprocess.Popen([sys.executable, "-c", runner], stdout=subprocess.PIPE, text=True,
                              start_new_session=True, cwd=tmp_path)
     try:
