@@ -315,6 +315,22 @@ def test_markdown_to_docx_subset():
     assert rows(table) == [["A", "B"], ["x | y", "z"], ["only", ""]]
 
 
+def test_emphasis_nests_and_stray_markers_stay_as_written():
+    md = "***both*** then **bold *and italic* inside** and 2 * 3 * 4, a_b_c, *unclosed and ** alone"
+    (paragraph,) = docx_of(markdown_to_docx(md)).paragraphs
+    assert paragraph.text == ("both then bold and italic inside and 2 * 3 * 4, a_b_c, *unclosed and ** alone")
+    styled = [(r.text, bool(r.bold), bool(r.italic)) for r in paragraph.runs if r.bold or r.italic]
+    assert styled == [("both", True, True), ("bold ", True, False), ("and italic", True, True), (" inside", True, False)]
+
+
+def test_a_long_line_of_unmatched_markers_is_exported_whole():
+    # A pasted log or table dump can hold tens of thousands of stray "*" and "_": every character reaches the
+    # Word file (the parser is linear; the pattern it replaced took hours on a megabyte of them).
+    line = "*a _b **c " * 40_000
+    (paragraph,) = docx_of(markdown_to_docx(line)).paragraphs
+    assert paragraph.text == line.strip()
+
+
 # ---------------------------------------------------------------- assumption register
 
 def register_state() -> SessionState:

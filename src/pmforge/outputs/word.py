@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import io
 import re
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 _PUA = 0xE000  # backslash-escaped ASCII punctuation is parked here while markup is parsed
-_INLINE = re.compile(
-    r"\*\*(?=\S)(.+?)(?<=\S)\*\*"  # **bold**
-    r"|(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])"  # *italic*
-    r"|(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)"  # _italic_, never inside snake_case
-)
 _SEPARATOR_CELL = re.compile(r"\s*:?-{3,}:?\s*")
 
 
@@ -23,19 +23,26 @@ def _restore(text: str) -> str:
     return re.sub("[\ue021-\ue07e]", lambda m: chr(ord(m.group(0)) - _PUA), text)
 
 
+@lru_cache(maxsize=1)
+def _emphasis() -> "MarkdownIt":
+    # CommonMark's delimiter algorithm, linear in a line's length: an unmatched marker is not retried to the end
+    # of the line, as a pattern search would (quadratic: minutes for a long line of stray asterisks).
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("zero").enable(["emphasis"])
+
+
 def _runs(text: str, bold: bool = False, italic: bool = False) -> list[tuple[str, bool, bool]]:
+    """`text` as (words, bold, italic) runs: `**bold**`, `*italic*` and `_italic_` (never inside snake_case)."""
     out: list[tuple[str, bool, bool]] = []
-    pos = 0
-    for m in _INLINE.finditer(text):
-        if m.start() > pos:
-            out.append((text[pos:m.start()], bold, italic))
-        if m.group(1) is not None:
-            out += _runs(m.group(1), True, italic)
-        else:
-            out += _runs(m.group(2) if m.group(2) is not None else m.group(3), bold, True)
-        pos = m.end()
-    if pos < len(text):
-        out.append((text[pos:], bold, italic))
+    strong = em = 0
+    for token in _emphasis().parseInline(text)[0].children or []:
+        if token.type in ("strong_open", "strong_close"):
+            strong += 1 if token.type == "strong_open" else -1
+        elif token.type in ("em_open", "em_close"):
+            em += 1 if token.type == "em_open" else -1
+        elif token.content:
+            out.append((token.content, bold or strong > 0, italic or em > 0))
     return out
 
 
