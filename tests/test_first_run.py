@@ -48,7 +48,8 @@ def _place_demo(projects: Path) -> Path:
 
 def _session(folder: Path) -> dict:
     data = json.loads((folder / "state.json").read_text(encoding="utf-8"))
-    data.pop("updated_at", None)
+    for bookkeeping in ("updated_at", "turns_saved"):  # what a save writes for itself
+        data.pop(bookkeeping, None)
     return data
 
 

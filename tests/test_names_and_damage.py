@@ -231,3 +231,31 @@ def test_bidi_controls_never_reach_a_project_name(isolated_env: Path):
 
     nothing = forge(isolated_env, "new", "\u202e\u2066\u2069")
     assert nothing.returncode == 1 and "at least one letter or digit" in nothing.stderr
+
+
+def test_a_lost_conversation_file_is_told_and_put_back_from_memory(project: Project, isolated_env: Path):
+    ws, slug = project.ws, project.ws.slug
+    said = ["We lose 4 percent of bakery items to shrink.", "Maria Lopez, VP of stores, has the final say."]
+    for message in said:
+        assert forge(isolated_env, "chat", slug, "-m", message).returncode == 0
+    before = ws.load_state().turns
+    ws.transcript_path.unlink()  # deleted by hand, or lost to a bad sync
+
+    opened = forge(isolated_env, "brief", slug)  # the next command that reads the session
+    assert opened.returncode == 0, opened.stderr
+    assert (f"'{slug}' lost 2 turn(s) of its conversation: its conversation file (turns.jsonl) is missing"
+            in opened.stderr)
+    assert f"forge doctor {slug} --fix" in opened.stderr
+    checked = json.loads(forge(isolated_env, "doctor", slug, "--json").stdout)
+    assert any("lost 2 turn(s)" in f["problem"] for f in checked["problems"]), checked  # not offered for deletion
+    assert not any(f["repair"] == "delete them" for f in checked["problems"])
+
+    fixed = forge(isolated_env, "doctor", slug, "--fix")
+    assert fixed.returncode == 0, fixed.stderr
+    back = ws.load_state().turns
+    assert [(t.number, t.id, t.user, t.assistant) for t in back] == [
+        (t.number, t.id, t.user, t.assistant) for t in before]
+    next_turn = forge(isolated_env, "chat", slug, "-m", "The pilot runs in 20 stores.")
+    assert next_turn.returncode == 0 and "lost" not in next_turn.stderr
+    assert [t.number for t in ws.load_state().turns] == [1, 2, 3]
+    assert_consistent(isolated_env, project)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 import unicodedata
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
@@ -338,6 +338,11 @@ class SessionState(BaseModel):
     brief_history: list[BriefChange] = Field(default_factory=list)  # superseded values, newest last
     # When this file was last saved (ISO, microseconds): the later side wins a value two clones changed.
     updated_at: str = ""
+    # How many turns the transcript held at that save: a transcript found shorter was lost or replaced.
+    turns_saved: int = 0
+
+    # What a save writes for itself (and the transcript, kept apart): never part of what a turn changed.
+    SAVE_BOOKKEEPING: ClassVar[frozenset[str]] = frozenset({"turns", "updated_at", "schema_version", "turns_saved"})
 
     @property
     def turn_count(self) -> int:

@@ -205,6 +205,10 @@ def _played_folder(folder: Path) -> Path:
     return copy if demo.is_example(folder) and (copy / "state.json").is_file() else folder
 
 
+# The (project, saved, found) transcripts already reported short in this process: said once, not per load.
+_turns_lost_told: set[tuple[str, int, int]] = set()
+
+
 class Workspace:
     """One project folder under the projects root."""
 
@@ -392,8 +396,23 @@ class Workspace:
             state = self._migrate_transcript()
         else:
             state.turns = transcript.load(self.transcript_path)
+            if len(state.turns) < state.turns_saved:
+                self._tell_turns_lost(state)
         state.schema_version = SCHEMA_VERSION
         return state
+
+    def _tell_turns_lost(self, state: SessionState) -> None:
+        """Once per process and project: the transcript holds fewer turns than the session saved."""
+        key = (str(self.root.resolve()), state.turns_saved, len(state.turns))
+        if key in _turns_lost_told:
+            return
+        _turns_lost_told.add(key)
+        lost = state.turns_saved - len(state.turns)
+        what = ("its conversation file (turns.jsonl) is missing" if not self.transcript_path.exists()
+                else "its conversation file (turns.jsonl) is shorter than the session it belongs to")
+        notify(f"'{self.slug}' lost {lost} turn(s) of its conversation: {what}. The brief and the register are "
+               f"intact; `forge doctor {self.slug} --fix` puts the lost turns back from the conversation memory "
+               "(before you send a new message).")
 
     def _parse_state(self, raw: bytes) -> SessionState:
         # Parsed and validated in one pass; field validators migrate older schemas.
@@ -494,6 +513,7 @@ class Workspace:
             with self.locked():
                 self.transcript_file.append_lines(lines)
         state.updated_at = saved_at()  # which side is newer, should two clones' saves meet in a git merge
+        state.turns_saved = len(state.turns)
         atomic_write_text(self.state_path, state.model_dump_json(indent=1))
 
     def project_id(self) -> str:

@@ -40,7 +40,7 @@ NOT_THE_ONE = "Forge's latest reply is no longer the one you chose to take back,
 BUSY = "Forge is answering a message in this project; take back a reply once it has finished."
 
 # Not the session's content: a rename since the turn is kept, and save bookkeeping never blocks an undo.
-NOT_SESSION = {"turns", "updated_at", "schema_version", "project_name"}
+NOT_SESSION = SessionState.SAVE_BOOKKEEPING | {"project_name"}
 
 
 class UndoPoint(BaseModel):
@@ -61,7 +61,7 @@ class UndoPoint(BaseModel):
 
 def session_fields(state: SessionState) -> dict:
     """The session as a turn changes it, in JSON values (what the undo point keeps and compares)."""
-    return state.model_dump(mode="json", exclude=NOT_SESSION)
+    return state.model_dump(mode="json", exclude=set(NOT_SESSION))
 
 
 def session_digest(state: SessionState) -> str:

@@ -325,7 +325,7 @@ def apply_decision(state: SessionState, d, number: int) -> None:
 
 def session_fields(state: SessionState) -> dict:
     """What a save changes in state.json, less the save's own bookkeeping."""
-    return state.model_dump(exclude={"turns", "updated_at", "schema_version"})
+    return state.model_dump(exclude=set(SessionState.SAVE_BOOKKEEPING))
 
 
 def probes_answered(calls: list[ToolCallRecord], catalogue: Catalogue) -> list[str]:

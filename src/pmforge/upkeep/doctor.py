@@ -21,6 +21,7 @@ from functools import partial
 from typing import Callable
 
 from pmforge.core.errors import ForgeError
+from pmforge.core.models import Turn
 from pmforge.core.workspace import atomic_write_text
 from pmforge.index.collections import CONVERSATIONS, DOCUMENTS, PARENTS
 from pmforge.ingest.pipeline import convert_upload, delete_file, ingest_file, reindex_file
@@ -221,7 +222,16 @@ def _memory(project: Project) -> list[Finding]:
             others[tid] = meta.get("author") or "unknown"
         else:
             extra.add(tid)
-    if extra:
+    lost = len(state.turns) < state.turns_saved  # the transcript was deleted or replaced: memory is all that is left
+    if extra and lost and not state.turns:
+        found.append(Finding("memory", f"The conversation file lost {state.turns_saved} turn(s); the conversation "
+                             f"memory still holds {len(extra)} of them.", "put them back into the transcript",
+                             lambda: _restore_transcript(project, {tid: records[tid] for tid in extra})))
+    elif extra and lost:
+        found.append(Finding("memory", f"The conversation file lost turns and new ones were numbered over them; "
+                             f"the {len(extra)} lost turn(s) stay in the conversation memory, searchable by their "
+                             "words, but cannot be put back in order.", "nothing", note=True))
+    elif extra:
         found.append(Finding("memory", f"The conversation memory holds {len(extra)} turn(s) the transcript does not.",
                              "delete them", lambda: store.memory.delete_turns(extra)))
     if others:
@@ -307,6 +317,21 @@ def _remember(project: Project, turn_ids: set[str]) -> None:
     s = project.services
     catch_up(project.store, s.embedder, s.llm, state, project.settings, stored=stored)
     project.ws.save_state(state)
+
+
+def _restore_transcript(project: Project, records: dict[str, tuple[dict, str]]) -> None:
+    """Rebuild a lost transcript from the conversation memory: each turn's words, summary, mode and probe, in
+    turn order (the tool calls, sources and costs of those turns are not kept there, so they stay lost)."""
+    turns = sorted((Turn(id=tid, number=meta["turn_number"], user=meta.get("user", ""),
+                         assistant=meta.get("assistant", ""), summary=summary, indexed=True,
+                         active_mode=meta.get("active_mode") or "mode_1", active_probe=meta.get("active_probe"))
+                    for tid, (meta, summary) in records.items()), key=lambda t: t.number)
+    ws = project.ws
+    with ws.operations.marked("restore transcript"):
+        for turn in turns:
+            ws.transcript_file.append_turn(turn)
+        state = ws.load_state()
+        ws.save_state(state)  # its turn count now matches the transcript
 
 
 def _index_missing(project: Project, filename: str) -> None:
