@@ -42,6 +42,25 @@ def test_voyage_embeds_documents_and_queries(online: Project, stub):
                for r in stub.voyage_requests())
 
 
+def test_a_summary_cut_at_the_length_limit_keeps_only_its_whole_sentences(online: Project, stub):
+    stub.queue_anthropic(
+        tool_use_message([("route", ROUTE)]), text_message("Question 1: Who owns shrink?"),
+        text_message("The PM wants fresh shrink cut in 20 stores. Dr. Shah, the ops lead, said the pil",
+                     stop_reason="max_tokens"),  # the turn summary, cut mid-word
+    )
+    run_turn(online, "How many stores are in the pilot?")
+    assert online.state().turns[-1].summary == "The PM wants fresh shrink cut in 20 stores."
+
+
+def test_a_file_summary_cut_before_a_whole_sentence_is_the_extractive_one(online_services, stub):
+    project = Project.create(online_services(), "Cut summary")
+    stub.queue_anthropic(text_message("A pilot plan covering twenty Midwest stores and", stop_reason="max_tokens"))
+    assert ingest_file(project, "plan.md", PLAN).ok
+    summary = project.manifest().find("plan.md").summary
+    assert summary and "covering twenty Midwest stores and" not in summary  # nothing the file does not say
+    assert summary.split()[0] in PLAN.decode()
+
+
 def test_full_turn_routing_tools_and_caching(online: Project, stub):
     register = REGISTER
     stub.queue_anthropic(

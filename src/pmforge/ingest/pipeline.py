@@ -32,6 +32,7 @@ from pmforge.ingest.convert import SUPPORTED, Budget, Converted, convert, extens
 from pmforge.llm.base import ChatRequest, SystemBlock
 from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
 from pmforge.llm.inputs import FileToSummarize
+from pmforge.llm.summary import checked_summary
 from pmforge.project.project import Project
 from pmforge.project.recover import INTERRUPTED, file_id_for
 from pmforge.prompt.render import attribute, inert
@@ -81,12 +82,7 @@ def summarize_file(project: Project, filename: str, markdown: str, ledger: Ledge
         max_tokens=settings.file_summary_max_output_tokens,
         context=FileToSummarize(filename, markdown),
     )
-    try:
-        text = llm.complete(request).text.strip()
-    except ForgeError as exc:
-        log.warning("file summary fell back to extractive: %s", exc)
-        text = ""
-    return text or extractive.file_summary(filename, markdown)
+    return checked_summary(llm, request, lambda: extractive.file_summary(filename, markdown), "file summary")
 
 
 def _index(

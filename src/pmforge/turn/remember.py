@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 
-from pmforge.core.errors import ForgeError
 from pmforge.core.models import RetrievedTurn, Turn
 from pmforge.core.settings import Settings
 from pmforge.embed import Embedder, Embeds
@@ -12,6 +11,7 @@ from pmforge.index.collections import MemoryPassage, ProjectStore
 from pmforge.llm.base import LLM, ChatRequest, SystemBlock
 from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
 from pmforge.llm.inputs import TurnToSummarize
+from pmforge.llm.summary import checked_summary
 from pmforge.prompt.render import inert
 from pmforge.prompt.wording import TURN_SUMMARY_INSTRUCTIONS
 from pmforge.understand import extractive
@@ -36,12 +36,7 @@ def summarize_turn(llm: LLM, user: str, assistant: str, settings: Settings, aske
         max_tokens=settings.turn_summary_max_output_tokens,
         context=TurnToSummarize(user, assistant, asked),
     )
-    try:
-        text = llm.complete(request).text.strip()
-    except ForgeError as exc:  # a summary is never worth losing the turn over
-        log.warning("turn summary fell back to extractive: %s", exc)
-        text = ""
-    return text or extractive.turn_summary(user, assistant, asked)
+    return checked_summary(llm, request, lambda: extractive.turn_summary(user, assistant, asked), "turn summary")
 
 
 TERSE_WORDS = 25  # an answer this short is searched together with the question it answers
