@@ -1,4 +1,5 @@
-"""A real Chroma server for the tests: `chroma run --host 127.0.0.1` on a free port, stopped afterwards."""
+"""A real Chroma server for the tests: `chroma run --host 127.0.0.1` on a free port, stopped afterwards (and the
+free port and the stop that the tests' other local servers use too)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,17 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def stop_process(process: subprocess.Popen, grace_s: float = 20) -> None:
+    """Stop a server the tests started: SIGTERM, then SIGKILL if it is still running after `grace_s`."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def chroma_command() -> str:
@@ -49,13 +61,8 @@ class ChromaServer:
         raise RuntimeError(f"chroma run did not answer within {timeout} s")
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process:
+            stop_process(self.process)
         self.process = None
 
     def __enter__(self) -> "ChromaServer":

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import time
 import urllib.request
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from chroma_server import free_port, stop_process
 from pmforge.core.errors import ForgeError
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.llm.costs import meter_lines
@@ -58,18 +58,12 @@ pytestmark = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class LlamaServer:
     """One llama-server on a free local port, stopped by its own PID."""
 
     def __init__(self, tmp: Path, *extra: str, context: int = 16384):
         assert BINARY is not None and MODEL is not None
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tmp / f"llama-server-{self.port}.log"
         args = [str(BINARY), "-m", str(MODEL), "--host", "127.0.0.1", "--port", str(self.port), "-a", ALIAS,
@@ -94,13 +88,7 @@ class LlamaServer:
         pytest.skip("llama-server did not become healthy within 120 s")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
 
 
 @pytest.fixture(scope="module")
