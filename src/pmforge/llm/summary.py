@@ -11,7 +11,6 @@ from pmforge.llm.base import LLM, ChatRequest
 
 log = logging.getLogger(__name__)
 
-_SENTENCE_END = (".", "!", "?", "…", '."', ".”", ".)")
 
 
 def checked_summary(llm: LLM, request: ChatRequest, fallback: Callable[[], str], what: str) -> str:
@@ -32,5 +31,7 @@ def checked_summary(llm: LLM, request: ChatRequest, fallback: Callable[[], str],
 
 def whole_sentences(text: str) -> str:
     """`text` up to the end of its last sentence that was finished (a cut one has no end mark)."""
-    ends = [end for start, end in sentence_spans(text) if text[start:end].endswith(_SENTENCE_END)]
+    # A finished sentence ends in an end mark, perhaps inside closing quotes or brackets ("…a pilot.”).
+    ends = [end for start, end in sentence_spans(text)
+            if text[start:end].rstrip("\"”’')]").endswith((".", "!", "?", "…"))]
     return text[:ends[-1]] if ends else ""

@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 from pmforge.core.models import Mode, SessionState
-from pmforge.knowledge import MODES, Catalogue
+from pmforge.knowledge import Catalogue
 from pmforge.understand import changes, claims, fields, metrics, nlp, people, scoring
 from pmforge.understand import probes as probe_rules
 from pmforge.understand import text as t
@@ -106,9 +106,8 @@ _CACHE: dict[tuple, Understanding] = {}
 
 def _understand(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: Catalogue,
                 key: tuple) -> Understanding:
-    # The probes in play and what answers each (their files may change while Forge runs).
-    probes = tuple((m, _answered_by(catalogue, m).items()) for m in MODES)
-    cache_key = (words, mode, filler, tuple((m, tuple(answers)) for m, answers in probes), key)
+    # The probes as their files say now (frozen values: their order and what answers each are in the key).
+    cache_key = (words, mode, filler, catalogue.probes, key)
     if cache_key in _CACHE:
         return _CACHE[cache_key].model_copy(deep=True)
     result = read(words, state, mode, filler, catalogue)
