@@ -15,12 +15,13 @@ from pmforge.core.models import Assumption
 from pmforge.core.tokens import count_tokens, truncate_to_tokens
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.interviewer.offline import OfflineLLM
-from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
+from pmforge.llm.base import LLM, ChatRequest, ChatResponse
+from pmforge.llm.messages import ToolCall
 from pmforge.project.project import Project
 from pmforge.surfaces.bench import session
 from pmforge.turn.assemble import assemble
-from pmforge.turn.execute import Execution, build_reply_request, reply_tokens
-from pmforge.turn.fit import first_round_target, fit_context
+from pmforge.turn.execute import Execution
+from pmforge.turn.fit import build_reply_request, first_round_target, fit_context, reply_tokens
 from pmforge.turn.orchestrator import start_turn
 
 LONG_REPLY = truncate_to_tokens(session.prose(random.Random(5), 1400), 1500, marker="")
@@ -40,14 +41,14 @@ class LongWinded(LLM):
         if request.purpose != "reply":
             return self.offline.complete(request)
         self.replies.append(request)
-        round_no = 1 + sum(1 for m in request.messages if m["role"] == "assistant" and isinstance(m["content"], list))
+        round_no = 1 + sum(1 for m in request.messages if m.tool_calls)
         if round_no > self.tool_rounds:
             return ChatResponse(text=LONG_REPLY)
         summary = f"Round {round_no}: " + " ".join(request.context.user_message.split()[:200])
         return ChatResponse(
             text=LONG_REPLY, stop_reason="tool_use",
-            tool_uses=[ToolUse(id=f"call_{round_no}", name="update_conversation_summary",
-                               input={"summary": summary[:1500]})],
+            tool_calls=[ToolCall(id=f"call_{round_no}", name="update_conversation_summary",
+                             input={"summary": summary[:1500]})],
         )
 
 
@@ -108,8 +109,8 @@ def test_a_heavy_turn_never_exceeds_the_budget_in_any_round(heavy):
     assert any(step.startswith("documents") for step in trimmed) and any(refitted)
     stored = project.state().turns[-1].tokens  # the saved turn keeps the true maximum too
     assert stored.phase_b == max(stored.phase_b_rounds) == record.tokens.phase_b
-    carried = [b for m in llm.replies[1].messages if isinstance(m["content"], list) for b in m["content"]]
-    assert [b["type"] for b in carried] == ["text", "tool_use", "tool_result"]  # round 2 carries round 1 back
+    carried = [p for m in llm.replies[1].messages if not m.is_plain() for p in m.parts]
+    assert [p.kind for p in carried] == ["text", "tool_call", "tool_result"]  # round 2 carries round 1 back
 
 
 def _untrimmed(project: Project, message: str):
@@ -174,21 +175,22 @@ def test_trimming_order_documents_then_earlier_turns_then_recent_turns(heavy):
 
 
 def test_later_rounds_shorten_the_oldest_loop_text_when_the_context_cannot_give_more(project: Project):
-    """Without a context to re-trim, round 2+ must still fit: the earlier rounds' text is cut, oldest
-    first, and every tool call keeps its result."""
+    """When re-trimming the context cannot give enough (a fresh project has little to trim), round 2+ must
+    still fit: the earlier rounds' text is cut, oldest first, and every tool call keeps its result."""
     llm = LongWinded(tool_rounds=3)
     project.services.llm = llm
     pending = start_turn(project, "We want to cut fresh shrink in bakery by a third this year.")
     budget = pending.reply_request.token_count() + 2000  # room for round 1's text, not for three rounds
-    execution = Execution(llm, pending.reply_request, pending.tool_ctx, 4, budget=budget)
+    pending.prompt.budget = budget
+    execution = Execution(llm, pending.prompt, pending.tool_ctx, 4)
     result = execution.run()
     assert len(llm.replies) == 4 and max(execution.result.request_tokens) <= budget
     assert execution.result.request_tokens == [r.token_count() for r in llm.replies]
     last = llm.replies[-1].messages
-    blocks = [b for m in last if isinstance(m["content"], list) for b in m["content"]]
-    uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
-    results = [b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"]
-    assert uses == results == ["call_1", "call_2", "call_3"]
-    texts = [b["text"] for b in blocks if b.get("type") == "text"]
+    loop = [m for m in last if not m.is_plain()]
+    calls = [c.id for m in loop for c in m.tool_calls]
+    results = [r.call_id for m in loop for r in m.tool_results]
+    assert calls == results == ["call_1", "call_2", "call_3"]
+    texts = [m.text for m in loop if m.text]
     assert count_tokens(texts[0]) < count_tokens(LONG_REPLY)  # the oldest was cut
     assert result.reply.count(LONG_REPLY[:200]) == 4  # the PM still got every round's text in full

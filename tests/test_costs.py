@@ -14,6 +14,7 @@ import pytest
 from pmforge.core.models import BilledCall, Turn, Usage
 from pmforge.core.settings import ModelPrice
 from pmforge.llm.costs import calls_cost, meter_lines, money, session_cost, usage_dollars
+from pmforge.llm.messages import Message
 from pmforge.surfaces.bench.cache_model import PromptCache
 from pmforge.turn.orchestrator import run_turn
 from stubs import text_message, tool_use_message
@@ -160,7 +161,7 @@ def test_an_hour_long_static_prefix(online_services, stub):
     assert services.llm.cache_ttl == "1h"
     from pmforge.llm.base import ChatRequest, SystemBlock
 
-    request = ChatRequest(purpose="reply", model="claude-sonnet-4-5", messages=[{"role": "user", "content": "hi"}],
+    request = ChatRequest(purpose="reply", model="claude-sonnet-4-5", messages=[Message.user("hi")],
                           system=[SystemBlock(text="static", cache=True), SystemBlock(text="turn")])
     wire = services.llm.wire(request)
     # Hour-long entries must come before five-minute ones: the static block first, the moving mark after.

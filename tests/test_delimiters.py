@@ -35,7 +35,7 @@ from pmforge.llm.base import ChatRequest
 from pmforge.project.project import Project
 from pmforge.prompt import render
 from pmforge.turn.assemble import AssembledContext, document_block, format_documents, format_turns
-from pmforge.turn.execute import build_reply_request
+from pmforge.turn.fit import build_reply_request
 from pmforge.turn.orchestrator import start_turn
 from pmforge.turn.route import build_route_request
 
@@ -100,11 +100,9 @@ def prompt_parts(request: ChatRequest) -> list[str]:
         assert not MARKER.search(text)
     parts = [b.text for b in request.system if b.label not in ("static", "router")]
     for message in request.messages:
-        assert message["role"] == "user" or not MARKER.search(str(message["content"]))
-        if message["role"] == "user":
-            content = message["content"]
-            parts += [content] if isinstance(content, str) else [str(b.get("text") or b.get("content", ""))
-                                                                for b in content]
+        assert message.role == "user" or not MARKER.search(message.text)
+        if message.role == "user":
+            parts += [message.text] + [r.content for r in message.tool_results]
     return parts
 
 

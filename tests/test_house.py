@@ -19,5 +19,6 @@ def test_tools_splitters_and_the_request_size_formula_each_live_in_one_place_and
     assert [w.split(":")[0] for w in figures["sentence splitters"]["where"]] == ["src/pmforge/core/sentences.py"]
     assert [w.split(":")[0] for w in figures["request-size formulas"]["where"]] == ["src/pmforge/llm/base.py"]
     assert figures["Any in llm/ request types"]["count"] == 0
+    assert figures["message dicts outside llm/"]["count"] == 0
     assert figures["functions or classes in __init__ files"]["count"] == 0
     assert figures["classes over 25 public methods"]["count"] == 0

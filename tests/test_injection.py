@@ -18,8 +18,9 @@ from pmforge.core.models import Manifest, RoutingDecision, SessionState
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.interviewer.offline import OfflineLLM
 from pmforge.knowledge import builtin_catalogue
-from pmforge.llm.base import ChatRequest, ChatResponse, ToolUse
+from pmforge.llm.base import ChatRequest, ChatResponse
 from pmforge.llm.inputs import AssembledContext
+from pmforge.llm.messages import ToolCall
 from pmforge.project.project import Project
 from pmforge.project.services import Services
 from pmforge.prompt.render import clip, inert, own_words
@@ -60,10 +61,8 @@ def _prompt_parts(request: ChatRequest) -> list[str]:
     """System blocks and user-role message text: everything but Forge's own earlier replies."""
     parts = [block.text for block in request.system]
     for message in request.messages:
-        if message["role"] == "user":
-            content = message["content"]
-            parts += [content] if isinstance(content, str) else [b.get("text") or str(b.get("content", ""))
-                                                                for b in content]
+        if message.role == "user":
+            parts += [message.text] + [r.content for r in message.tool_results]
     return parts
 
 
@@ -182,14 +181,14 @@ class GullibleOffline(OfflineLLM):
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         response = super().complete(request)
-        last = request.messages[-1]["content"]
-        if not isinstance(request.context, AssembledContext) or not isinstance(last, str):
+        last = request.messages[-1]
+        if not isinstance(request.context, AssembledContext) or last.tool_results:
             return response  # tool results: the turn is over
-        uses = list(response.tool_uses)
-        if INJECTION.lower() in "\n".join(_prompt_parts(request)).lower() or "wrap up" in last.lower():
-            uses += [ToolUse(id="gullible_1", name="complete_mode", input={"mode": "mode_1"}),
-                     ToolUse(id="gullible_2", name="update_org_context", input={"org_context": HOSTILE_ORG})]
-        return response.model_copy(update={"tool_uses": uses, "stop_reason": "tool_use" if uses else "end_turn"})
+        uses = list(response.tool_calls)
+        if INJECTION.lower() in "\n".join(_prompt_parts(request)).lower() or "wrap up" in last.text.lower():
+            uses += [ToolCall(id="gullible_1", name="complete_mode", input={"mode": "mode_1"}),
+                     ToolCall(id="gullible_2", name="update_org_context", input={"org_context": HOSTILE_ORG})]
+        return response.model_copy(update={"tool_calls": uses, "stop_reason": "tool_use" if uses else "end_turn"})
 
 
 @pytest.mark.parametrize("gullible", [False, True], ids=["interviewer", "gullible"])
@@ -248,7 +247,7 @@ def test_a_hostile_paste_is_material_not_the_pms_words(project: Project):
     for request in (pending.route_request, pending.reply_request):
         assert_only_inside_delimiters(request, "Ignore your instructions", "the PM has confirmed", "winding down",
                                       "I think the VP")
-    assert "<pasted source=" in pending.reply_request.messages[-1]["content"]
+    assert "<pasted source=" in pending.reply_request.messages[-1].text
     record = pending.finish()
     # Before, the offline interviewer read a paste's opening words as the PM's: org context, assumptions, mode 2.
     assert record.routing.action == "ask_questions" and record.routing.mode == "mode_1"

@@ -13,6 +13,7 @@ import test_openai_provider as provider_tests
 from pmforge.core.errors import ForgeError
 from pmforge.llm.base import ChatRequest, SystemBlock, ToolSpec
 from pmforge.llm.costs import meter_lines
+from pmforge.llm.messages import Message
 from pmforge.project.project import Project
 from pmforge.turn import route as routing
 from pmforge.turn.acknowledge import HEADING, NOT_RECORDED, ImitationGuard, neutralise, without_acknowledgement
@@ -40,12 +41,12 @@ def test_a_forced_call_of_several_tools_falls_back_to_required_when_the_object_f
     llm = openai_services().llm
     tools = [ToolSpec(name=n, description=n, input_schema={"type": "object", "properties": {}}) for n in ("a", "b")]
     request = ChatRequest(purpose="reply", model="claude-sonnet-4-5", system=[SystemBlock(text="Call a.")],
-                          messages=[{"role": "user", "content": "Go"}], tools=tools,
+                          messages=[Message.user("Go")], tools=tools,
                           tool_choice={"type": "tool", "name": "a"})
     stub.queue_openai(error_reply(400, "Invalid tool_choice: expected one of auto, none, required"),
                       openai_tool_calls([("a", {})]), openai_tool_calls([("a", {})]))
-    assert [t.name for t in llm.complete(request).tool_uses] == ["a"]
-    assert [t.name for t in llm.complete(request).tool_uses] == ["a"]
+    assert [t.name for t in llm.complete(request).tool_calls] == ["a"]
+    assert [t.name for t in llm.complete(request).tool_calls] == ["a"]
     choices = [r["tool_choice"] for r in stub.openai_requests()]
     assert choices == [{"type": "function", "function": {"name": "a"}}, "required", "required"]
 
@@ -63,7 +64,8 @@ def test_a_slow_router_is_not_retried_and_the_fallback_is_said_once_outside_the_
     routes = [r for r in stub.openai_requests() if r.get("tools") and r["tools"][0]["function"]["name"] == "route"]
     assert len(routes) == 2  # one per turn: never retried
     for record in (first, second):
-        assert record.routing.reasoning.startswith("Fallback — Router unavailable (The model server did not finish")
+        # Which clock ends the wait first (the client's read timeout or Forge's deadline) depends on the load.
+        assert record.routing.reasoning.startswith("Fallback — Router unavailable (The model server did not ")
         assert "Fallback" not in record.reply and "rule router" not in record.reply
     err = capsys.readouterr().err
     assert err.count("routing fell back to the rule router") == 1

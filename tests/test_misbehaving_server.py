@@ -30,6 +30,7 @@ from misbehaving import (
 )
 from pmforge.core.errors import ForgeError
 from pmforge.llm.base import ChatRequest, SystemBlock
+from pmforge.llm.messages import Message
 from pmforge.project.project import Project
 from pmforge.project.services import Services
 from pmforge.turn.orchestrator import run_turn
@@ -158,7 +159,7 @@ def test_a_whole_answer_past_the_size_cap_is_one_sentence(make_project, bad):
     llm = make_project().services.llm
     bad.queue(raw(json.dumps({"choices": [{"message": {"content": "x" * 2_000_000}}]}).encode()))
     request = ChatRequest(purpose="summarize_turn", model="claude-haiku-4-5", system=[SystemBlock(text="Sum up.")],
-                          messages=[{"role": "user", "content": "Hello"}], max_tokens=150)
+                          messages=[Message.user("Hello")], max_tokens=150)
     with pytest.raises(ForgeError, match="longer than Forge reads") as caught:
         llm.complete(request)
     assert one_sentence(str(caught.value))

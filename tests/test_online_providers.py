@@ -14,7 +14,9 @@ from pmforge.core.errors import ForgeError
 from pmforge.core.models import RoutingDecision, Usage
 from pmforge.embed import voyage
 from pmforge.ingest.pipeline import ingest_file
+from pmforge.llm.anthropic_llm import wire_messages
 from pmforge.llm.base import ChatRequest, SystemBlock, ToolSpec
+from pmforge.llm.messages import Message
 from pmforge.project.project import Project
 from pmforge.project.services import Services
 from pmforge.tools.assumptions import RegisterAssumption
@@ -217,7 +219,7 @@ def test_api_keys_never_reach_the_workspace(stub, monkeypatch, isolated_env):
 
 def reply_request(**fields) -> ChatRequest:
     return ChatRequest(**{"purpose": "reply", "model": "claude-test", "system": [SystemBlock(text="Be brief.")],
-                          "messages": [{"role": "user", "content": "Who owns shrink?"}], **fields})
+                          "messages": [Message.user("Who owns shrink?")], **fields})
 
 
 @pytest.fixture
@@ -269,7 +271,7 @@ def test_claude_survives_an_overload_then_answers_the_routing_call(online_servic
                             tool_choice={"type": "tool", "name": "route"})
     response = llm.complete(request)
 
-    assert [(u.name, u.input) for u in response.tool_uses] == [("route", ROUTE)]
+    assert [(u.name, u.input) for u in response.tool_calls] == [("route", ROUTE)]
     assert response.stop_reason == "tool_use"
     overloaded, answered = stub.anthropic_requests()
     assert overloaded == answered  # the same request, sent again
@@ -307,12 +309,44 @@ def test_a_streamed_reply_with_a_tool_call_arrives_as_forges_events(online_servi
     assert len(pieces) > 1 and "".join(pieces) == text  # the text arrives as it is written, in pieces
     response = stream.response
     assert response.text == text and response.stop_reason == "tool_use"
-    assert [(u.id, u.name, u.input) for u in response.tool_uses] == [("toolu_a1", "register_assumption", REGISTER)]
+    assert [(u.id, u.name, u.input) for u in response.tool_calls] == [("toolu_a1", "register_assumption", REGISTER)]
     assert response.usage == Usage(input_tokens=120, output_tokens=64, cache_read_input_tokens=3000,
                                    cache_creation_input_tokens=900, cache_creation_1h_input_tokens=600)
     # The next round of the tool loop sends the call back as the API expects it.
-    assert response.assistant_content() == [
+    assert wire_messages([response.as_message()]) == [{"role": "assistant", "content": [
         {"type": "text", "text": text},
-        {"type": "tool_use", "id": "toolu_a1", "name": "register_assumption", "input": REGISTER}]
+        {"type": "tool_use", "id": "toolu_a1", "name": "register_assumption", "input": REGISTER}]}]
     [sent] = stub.anthropic_requests()
     assert sent["stream"] is True
+
+
+def test_one_typed_conversation_is_written_in_each_providers_wire_shape():
+    """A tool round held as typed parts reaches Claude as content blocks and an OpenAI-compatible server as
+    tool_calls and tool messages: the same conversation, each provider's own shape, pairs kept by id."""
+    from pmforge.llm.messages import TextPart, ToolCall, ToolResult
+    from pmforge.llm.openai_llm import chat_messages
+
+    conversation = [
+        Message.user("Who owns shrink?"),
+        Message(role="assistant", parts=[TextPart(text="Noted."),
+                                         ToolCall(id="c1", name="add_stakeholder", input={"name": "Dana"})]),
+        Message(role="user", parts=[ToolResult(call_id="c1", content="Added Dana.", is_error=False)]),
+        Message(role="user", parts=[ToolResult(call_id="c2", content="No such probe.", is_error=True)]),
+    ]
+    assert wire_messages(conversation) == [
+        {"role": "user", "content": "Who owns shrink?"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Noted."}, {
+            "type": "tool_use", "id": "c1", "name": "add_stakeholder", "input": {"name": "Dana"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "Added Dana.",
+                                      "is_error": False}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c2", "content": "No such probe.",
+                                      "is_error": True}]},
+    ]
+    assert chat_messages([SystemBlock(text="You are Forge.")], conversation) == [
+        {"role": "system", "content": "You are Forge."},
+        {"role": "user", "content": "Who owns shrink?"},
+        {"role": "assistant", "content": "Noted.", "tool_calls": [{
+            "id": "c1", "type": "function", "function": {"name": "add_stakeholder", "arguments": '{"name": "Dana"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "Added Dana."},
+        {"role": "tool", "tool_call_id": "c2", "content": "Error: No such probe."},
+    ]

@@ -13,6 +13,7 @@ from pmforge.core.errors import ForgeError
 from pmforge.core.models import RoutingDecision
 from pmforge.ingest.pipeline import ingest_file
 from pmforge.llm.base import ChatRequest, SystemBlock
+from pmforge.llm.messages import Message
 from pmforge.outputs.artifacts import latest
 from pmforge.project.project import Project
 from pmforge.project.services import Services
@@ -166,7 +167,7 @@ def test_the_reply_streams_in_pieces_and_usage_keeps_cached_tokens_apart(openai_
     usage = {"prompt_tokens": 1200, "completion_tokens": 40, "prompt_tokens_details": {"cached_tokens": 1000}}
     request = ChatRequest(purpose="reply", model="claude-sonnet-4-5",
                           system=[SystemBlock(text="Be brief.", cache=True)],
-                          messages=[{"role": "user", "content": "Hello"}])
+                          messages=[Message.user("Hello")])
     stub.queue_openai(openai_text("Question 1: Who owns shrink today?", usage=usage), openai_text("Hi.", usage=usage))
     stream = llm.stream(request)
     pieces = list(stream)

@@ -8,7 +8,7 @@ from pmforge.ingest.pipeline import ingest_file
 from pmforge.interviewer.rules import RouteInputs, rule_route
 from pmforge.project.project import Project
 from pmforge.turn.assemble import assemble
-from pmforge.turn.execute import build_reply_request
+from pmforge.turn.fit import build_reply_request
 from pmforge.turn.orchestrator import run_turn
 from pmforge.turn.route import build_route_request
 

@@ -32,6 +32,7 @@ from pmforge.ingest.convert import SUPPORTED, Budget, Converted, convert, extens
 from pmforge.llm.base import ChatRequest, SystemBlock
 from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
 from pmforge.llm.inputs import FileToSummarize
+from pmforge.llm.messages import Message
 from pmforge.llm.summary import checked_summary
 from pmforge.project.project import Project
 from pmforge.project.recover import INTERRUPTED, file_id_for
@@ -78,7 +79,7 @@ def summarize_file(project: Project, filename: str, markdown: str, ledger: Ledge
         purpose="summarize_file",
         model=settings.summary_model,
         system=[SystemBlock(text=FILE_SUMMARY_INSTRUCTIONS)],
-        messages=[{"role": "user", "content": f'<document name="{attribute(filename)}">\n{inert(markdown[:24000])}\n</document>'}],
+        messages=[Message.user(f'<document name="{attribute(filename)}">\n{inert(markdown[:24000])}\n</document>')],
         max_tokens=settings.file_summary_max_output_tokens,
         context=FileToSummarize(filename, markdown),
     )

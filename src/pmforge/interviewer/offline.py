@@ -24,8 +24,9 @@ from pmforge.interviewer.answer import reply_to
 from pmforge.interviewer.questions import ASK_AGAIN, asked_before, follow_ups, fresh, opening, questions_in
 from pmforge.interviewer.rules import ROUTE_TOOL, read_message, rule_route
 from pmforge.knowledge import Catalogue
-from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
+from pmforge.llm.base import LLM, ChatRequest, ChatResponse
 from pmforge.llm.inputs import AssembledContext, FileToSummarize, RouteInputs, TurnToSummarize
+from pmforge.llm.messages import Message, ToolCall
 from pmforge.prompt.render import own_words
 from pmforge.tools import TOOLS, tool_call, tool_for
 from pmforge.tools.session import CompleteMode, GenerateArtifact, RecordPattern
@@ -97,7 +98,7 @@ class OfflineLLM(LLM):
         match request.context:
             case RouteInputs() as inputs:  # Phase A: the rule router's decision, made once per turn
                 decision = inputs.rule_decision or rule_route(inputs, self.settings)
-                return ChatResponse(tool_uses=[ToolUse(id="route_1", name=ROUTE_TOOL, input=decision.model_dump())],
+                return ChatResponse(tool_calls=[ToolCall(id="route_1", name=ROUTE_TOOL, input=decision.model_dump())],
                                     stop_reason="tool_use")
             case AssembledContext() as ctx:
                 return self._reply(ctx, request.messages)
@@ -109,14 +110,13 @@ class OfflineLLM(LLM):
                          "inputs.")
 
     # ---- Phase B
-    def _reply(self, ctx: AssembledContext, messages: list[dict]) -> ChatResponse:
+    def _reply(self, ctx: AssembledContext, messages: list[Message]) -> ChatResponse:
         state: SessionState = ctx.state if ctx.state is not None else SessionState()
         d = ctx.decision
         u = read_message(ctx.user_message, state, ctx.catalogue)  # the router's own reading, from its cache
         words = own_words(ctx.user_message)  # a long paste is material, never a source of tool calls
         filler = u.intent == "filler"
-        last = messages[-1]["content"]
-        if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
+        if messages[-1].tool_results:
             # Second round: the tools have run (the turn acknowledges what they recorded); now ask.
             return ChatResponse(text=self._compose(ctx, state, u, _recorded(messages)),
                                 stop_reason="end_turn")
@@ -134,10 +134,10 @@ class OfflineLLM(LLM):
             if pattern:
                 calls.append(tool_call(RecordPattern, {"pattern": pattern.id,
                                                  "evidence": extractive.clip_words(words, 30)}))
-        uses = [ToolUse(id=f"offline_{next(ids)}", name=name, input=args) for name, args in calls]
+        uses = [ToolCall(id=f"offline_{next(ids)}", name=name, input=args) for name, args in calls]
         if not uses:
             return ChatResponse(text=self._compose(ctx, state, u, False), stop_reason="end_turn")
-        return ChatResponse(tool_uses=uses, stop_reason="tool_use")
+        return ChatResponse(tool_calls=uses, stop_reason="tool_use")
 
     def _compose(self, ctx: AssembledContext, state: SessionState, u: Understanding, recorded: bool) -> str:
         d = ctx.decision
@@ -171,12 +171,11 @@ class OfflineLLM(LLM):
 _BOOKKEEPING = {tool.name for tool in TOOLS.values() if tool.bookkeeping}  # never acknowledged
 
 
-def _recorded(messages: list[dict]) -> bool:
+def _recorded(messages: list[Message]) -> bool:
     """Whether a call of the previous round recorded something the turn will acknowledge (then a bare
     "Got it." would be noise)."""
-    names = {b["id"]: b["name"] for b in messages[-2]["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
-    return any(isinstance(b, dict) and b.get("type") == "tool_result" and not b.get("is_error")
-               and names.get(b.get("tool_use_id")) not in _BOOKKEEPING for b in messages[-1]["content"])
+    names = {call.id: call.name for call in messages[-2].tool_calls}
+    return any(not r.is_error and names.get(r.call_id) not in _BOOKKEEPING for r in messages[-1].tool_results)
 
 
 @lru_cache(maxsize=16384)

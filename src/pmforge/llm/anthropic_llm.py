@@ -13,7 +13,8 @@ import anthropic
 
 from pmforge.core.errors import ForgeError
 from pmforge.core.settings import Settings
-from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ResponseStream, ToolUse, Usage
+from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ResponseStream, Usage
+from pmforge.llm.messages import Message, TextPart, ToolCall, ToolResult
 
 
 class AnthropicLLM(LLM):
@@ -50,7 +51,7 @@ class AnthropicLLM(LLM):
             if block.cache:
                 item["cache_control"] = cache_mark(self.cache_ttl)
             system.append(item)
-        messages = request.messages
+        messages = wire_messages(request.messages)
         if request.purpose == "reply":
             messages = with_moving_breakpoint(messages)
         args = dict(model=request.model, max_tokens=request.max_tokens, system=system, messages=messages)
@@ -87,13 +88,28 @@ def cache_mark(ttl: str = "5m") -> dict:
     return {"type": "ephemeral", "ttl": "1h"} if ttl == "1h" else {"type": "ephemeral"}
 
 
+def wire_messages(messages: list[Message]) -> list[dict]:
+    """Messages in the Messages API shape: a plain message as a string, any other as content blocks."""
+    return [{"role": m.role, "content": m.text if m.is_plain() else [_block(p) for p in m.parts]} for m in messages]
+
+
+def _block(part: TextPart | ToolCall | ToolResult) -> dict:
+    match part:
+        case TextPart(text=text):
+            return {"type": "text", "text": text}
+        case ToolCall(id=call_id, name=name, input=arguments):
+            return {"type": "tool_use", "id": call_id, "name": name, "input": arguments}
+        case ToolResult(call_id=call_id, content=content, is_error=is_error):
+            return {"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}
+    raise TypeError(part)
+
+
 def with_moving_breakpoint(messages: list[dict]) -> list[dict]:
     """The messages as content blocks, the last block marked for caching. Every message is sent as blocks
     (not only the last), so a message reads byte for byte the same whether or not it is the last one: what
-    the next round re-sends is then exactly the prefix this round cached. The request's own list is not
-    touched (the tool loop builds the next round from it)."""
+    the next round re-sends is then exactly the prefix this round cached."""
     blocks = [dict(m, content=[{"type": "text", "text": m["content"]}]) if isinstance(m["content"], str)
-              else dict(m, content=[dict(b) for b in m["content"]]) for m in messages]
+              else m for m in messages]
     if blocks and blocks[-1]["content"]:
         blocks[-1]["content"][-1]["cache_control"] = cache_mark()
     return blocks
@@ -102,7 +118,7 @@ def with_moving_breakpoint(messages: list[dict]) -> list[dict]:
 def _response(message) -> ChatResponse:
     text = "".join(b.text for b in message.content if b.type == "text")
     # The input is passed on as sent, even when it is not an object: the tool's validation refuses it to the model.
-    uses = [ToolUse(id=b.id, name=b.name, input=b.input) for b in message.content if b.type == "tool_use"]
+    uses = [ToolCall(id=b.id, name=b.name, input=b.input) for b in message.content if b.type == "tool_use"]
     u = message.usage
     usage = Usage(
         input_tokens=u.input_tokens or 0,
@@ -112,7 +128,7 @@ def _response(message) -> ChatResponse:
         # The hour-long part of the writes, when the API splits them by lifetime (older versions do not).
         cache_creation_1h_input_tokens=getattr(getattr(u, "cache_creation", None), "ephemeral_1h_input_tokens", 0) or 0,
     )
-    return ChatResponse(text=text, tool_uses=uses, stop_reason=message.stop_reason or "end_turn", usage=usage)
+    return ChatResponse(text=text, tool_calls=uses, stop_reason=message.stop_reason or "end_turn", usage=usage)
 
 
 def _plain(exc: anthropic.APIError) -> ForgeError:

@@ -1,9 +1,10 @@
 """The LLM interface. Anthropic and the offline interviewer implement the same two verbs
 (`complete`, `stream`) over the same request, so every caller is provider-agnostic.
 
-A request is in the Anthropic Messages shape. `context` carries the structured inputs
-the prompt was rendered from (`llm.inputs`); it is never sent over the wire, but the
-offline interviewer reads it instead of parsing prose.
+A request holds system blocks, typed messages (`llm.messages`) and tool specs; each provider writes
+them in its own wire shape. `context` carries the structured inputs the prompt was rendered from
+(`llm.inputs`); it is never sent over the wire, but the offline interviewer reads it instead of
+parsing prose.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import json
 from abc import ABC, abstractmethod
 from typing import Annotated, Iterator, Literal
 
-from pydantic import BaseModel, Field, JsonValue, SkipValidation
+from pydantic import BaseModel, Field, SkipValidation
 
 from pmforge.core.models import Usage  # the one usage model: what a call billed, what a turn records
 from pmforge.core.tokens import count_tokens
 from pmforge.llm.inputs import RequestInputs
+from pmforge.llm.messages import Message, Part, TextPart, ToolCall
 
 Purpose = Literal["route", "reply", "summarize_turn", "summarize_file"]
 
@@ -37,7 +39,7 @@ class ChatRequest(BaseModel):
     purpose: Purpose
     model: str
     system: list[SystemBlock]
-    messages: list[dict]
+    messages: list[Message]
     tools: list[ToolSpec] = Field(default_factory=list)
     tool_choice: dict | None = None
     max_tokens: int = 1024
@@ -58,17 +60,10 @@ def tool_tokens(tools: list[ToolSpec]) -> int:
     return count_tokens(json.dumps([t.model_dump() for t in tools])) if tools else 0
 
 
-def request_tokens(system: str, messages: list[dict], tools_tokens: int) -> int:
+def request_tokens(system: str, messages: list[Message], tools_tokens: int) -> int:
     """The one request-size formula (cl100k): the system text, the tool schemas (counted once by the caller:
     they are slow to count and fixed for a turn), and each message's text with 4 tokens of framing."""
-    return count_tokens(system) + tools_tokens + sum(count_tokens(_message_text(m)) + 4 for m in messages)
-
-
-def _message_text(message: dict) -> str:
-    content = message["content"]
-    if isinstance(content, str):
-        return content
-    return json.dumps(content)
+    return count_tokens(system) + tools_tokens + sum(count_tokens(m.sized_text()) + 4 for m in messages)
 
 
 def model_schema(model: type[BaseModel]) -> dict:
@@ -85,32 +80,22 @@ def model_schema(model: type[BaseModel]) -> dict:
     return strip(model.model_json_schema())
 
 
-class ToolUse(BaseModel):
-    id: str
-    name: str
-    input: JsonValue  # a JSON object from a well-behaved model; anything else is refused by the tool's validation
-
-
 class ChatResponse(BaseModel):
     text: str = ""
-    tool_uses: list[ToolUse] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
     stop_reason: str = "end_turn"
     usage: Usage = Field(default_factory=Usage)
     # The model that answered, when it is not the one the request names (an OpenAI-compatible server serves
     # its own models, whatever Claude model the request was written for): the meter prices this one.
     model: str = ""
 
-    def assistant_content(self) -> list[dict]:
-        """The response as an assistant message's content blocks (to continue a tool loop)."""
-        blocks: list[dict] = []
-        if self.text:
-            blocks.append({"type": "text", "text": self.text})
-        # The API only accepts an object as a tool_use input: a malformed one is echoed back empty
-        # (its tool_result tells the model what was wrong), so the loop can go on.
-        for t in self.tool_uses:
-            blocks.append({"type": "tool_use", "id": t.id, "name": t.name,
-                           "input": t.input if isinstance(t.input, dict) else {}})
-        return blocks
+    def as_message(self) -> Message:
+        """The response as the assistant message that continues a tool loop."""
+        parts: list[Part] = [TextPart(text=self.text)] if self.text else []
+        # Providers only accept an object as a call's input: a malformed one is echoed back empty
+        # (its result tells the model what was wrong), so the loop can go on.
+        parts += [c if isinstance(c.input, dict) else c.model_copy(update={"input": {}}) for c in self.tool_calls]
+        return Message(role="assistant", parts=parts)
 
 
 class ResponseStream:

@@ -1,11 +1,11 @@
 """Any OpenAI-compatible chat server (Ollama, vLLM, LM Studio, llama.cpp's server, Azure OpenAI, OpenAI)
 through the official `openai` client.
 
-Forge's requests are in the Anthropic Messages shape (see `base.py`); this module converts them on the way
-out and the answers on the way back, so the turn code stays provider-agnostic:
+Forge's requests hold typed messages (see `messages.py`); this module writes them in OpenAI's shape on the
+way out and reads the answers on the way back, so the turn code stays provider-agnostic:
 
 - tool schemas become `function` tools with the same JSON schema (generated once, from the tool models);
-- `tool_use` blocks become an assistant message's `tool_calls`, `tool_result` blocks become `tool` messages;
+- tool calls become an assistant message's `tool_calls`, tool results become `tool` messages;
 - the system blocks become one system message, without Anthropic's prompt-caching markers;
 - Phase A's forced tool call becomes `tool_choice: "required"` when it is the only tool offered (llama.cpp
   accepts only the strings "auto", "none" and "required", and treats the object form as "auto"), else the
@@ -49,9 +49,9 @@ from pmforge.llm.base import (
     ResponseStream,
     SystemBlock,
     ToolSpec,
-    ToolUse,
     Usage,
 )
+from pmforge.llm.messages import Message, ToolCall
 
 log = logging.getLogger(__name__)
 
@@ -380,7 +380,7 @@ def chat_tool_choice(choice: dict, tools: int = 1, named_choice: bool = True) ->
     return {"any": "required", "none": "none"}.get(choice.get("type", ""), "auto")
 
 
-def chat_messages(system: list[SystemBlock], messages: list[dict]) -> list[dict]:
+def chat_messages(system: list[SystemBlock], messages: list[Message]) -> list[dict]:
     """One system message (many chat templates accept only one, first), then the conversation with tool
     calls and results in OpenAI's shape. Caching markers are Anthropic's: they are not carried over."""
     out: list[dict] = []
@@ -392,33 +392,22 @@ def chat_messages(system: list[SystemBlock], messages: list[dict]) -> list[dict]
     return out
 
 
-def _chat_message(message: dict) -> list[dict]:
-    role, content = message["role"], message["content"]
-    if isinstance(content, str):
-        return [{"role": role, "content": content}]
-    texts = [b.get("text", "") for b in content if b.get("type") == "text"]
-    if role == "assistant":
-        calls = [{"id": b["id"], "type": "function",
-                  "function": {"name": b["name"], "arguments": json.dumps(b.get("input") or {}, ensure_ascii=False)}}
-                 for b in content if b.get("type") == "tool_use"]
-        reply: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts)}
-        if calls:
-            reply["tool_calls"] = calls
+def _chat_message(message: Message) -> list[dict]:
+    if message.role == "assistant":
+        reply: dict[str, Any] = {"role": "assistant", "content": message.text}
+        if message.tool_calls:
+            reply["tool_calls"] = [
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.name, "arguments": json.dumps(c.input or {}, ensure_ascii=False)}}
+                for c in message.tool_calls]
         return [reply]
     # A user turn: tool results first (they must follow the assistant's calls), then any text.
-    out = [{"role": "tool", "tool_call_id": b["tool_use_id"], "content": _result_text(b)}
-           for b in content if b.get("type") == "tool_result"]
-    if texts:
-        out.append({"role": role, "content": "\n\n".join(texts)})
+    # A tool message has no error flag: it is said in words, as the Anthropic API's `is_error` would.
+    out = [{"role": "tool", "tool_call_id": r.call_id, "content": f"Error: {r.content}" if r.is_error else r.content}
+           for r in message.tool_results]
+    if message.text or not out:
+        out.append({"role": "user", "content": message.text})
     return out
-
-
-def _result_text(block: dict) -> str:
-    content = block.get("content", "")
-    text = content if isinstance(content, str) else "\n".join(
-        b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    # A tool message has no error flag: say it in words, as the Anthropic API's `is_error` would.
-    return f"Error: {text}" if block.get("is_error") else text
 
 
 # --------------------------------------------------------------------------- answers
@@ -473,7 +462,7 @@ def json_object_in(text: str) -> dict | None:
 
 def assemble_response(request: ChatRequest, text: str, calls: Sequence[tuple[str | None, str, str]],
                       finish: str | None, usage) -> ChatResponse:
-    uses = [ToolUse(id=call_id or f"call_{i}", name=name, input=parse_arguments(arguments))
+    uses = [ToolCall(id=call_id or f"call_{i}", name=name, input=parse_arguments(arguments))
             for i, (call_id, name, arguments) in enumerate(calls)]
     forced = forced_tool(request.tool_choice)
     if forced and not uses:
@@ -482,9 +471,9 @@ def assemble_response(request: ChatRequest, text: str, calls: Sequence[tuple[str
             # Some models write the call itself: {"name": "route", "arguments": {...}}.
             if found.get("name") == forced and isinstance(found.get("arguments", found.get("parameters")), dict):
                 found = found.get("arguments", found.get("parameters"))
-            uses, text = [ToolUse(id="call_from_text", name=forced, input=found)], ""
+            uses, text = [ToolCall(id="call_from_text", name=forced, input=found)], ""
     stop = "tool_use" if uses else _STOP_REASONS.get(finish or "stop", "end_turn")
-    return ChatResponse(text=text, tool_uses=uses, stop_reason=stop, usage=usage_of(usage))
+    return ChatResponse(text=text, tool_calls=uses, stop_reason=stop, usage=usage_of(usage))
 
 
 def usage_of(usage) -> Usage:

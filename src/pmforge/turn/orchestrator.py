@@ -38,8 +38,8 @@ from pmforge.tools import ToolContext, run_tool, tool_for
 from pmforge.tools.session import RecordProbe
 from pmforge.turn.acknowledge import acknowledgement, with_acknowledgement
 from pmforge.turn.assemble import AssembledContext, assemble
-from pmforge.turn.execute import Execution, build_reply_request, prefix_tokens
-from pmforge.turn.fit import FitReport, first_round_target, fit_context, refit_request
+from pmforge.turn.execute import Execution
+from pmforge.turn.fit import ReplyPrompt
 from pmforge.turn.paste import set_aside_paste
 from pmforge.turn.remember import asked_before, catch_up, remember, summarize_turn
 from pmforge.turn.route import route
@@ -77,12 +77,11 @@ class RoutedTurn:
 
 @dataclass
 class PreparedReply:
-    """Phase B ready to run: the assembled context, fitted to the budget, the request built from it, the tools'
-    working copies, and the tool loop that streams the reply."""
+    """Phase B ready to run: the assembled context, the prompt fitted from it (round 1's request, and every later
+    round's within the budget), the tools' working copies, and the tool loop that streams the reply."""
 
     context: AssembledContext
-    fit: FitReport
-    request: ChatRequest
+    prompt: ReplyPrompt
     tool_ctx: ToolContext
     execution: Execution
 
@@ -128,9 +127,7 @@ def assemble_turn(opened: OpenedTurn, routed: RoutedTurn, retracted_reply: str =
     context = assemble(routed.decision, state, manifest, opened.message, opened.number, opened.project.store,
                        opened.embedder, settings, opened.catalogue)
     context.retracted_reply = retracted_reply
-    # Round 1 leaves room for what a tool round appends; later rounds are re-fitted inside Execution.
-    fit = fit_context(context, state, manifest, settings, first_round_target(settings))
-    request = build_reply_request(context, state, settings)
+    prompt = ReplyPrompt(context, state, manifest, settings)
     tool_ctx = ToolContext(
         state=working_copy(state),
         manifest=manifest.model_copy(deep=True),
@@ -141,11 +138,8 @@ def assemble_turn(opened: OpenedTurn, routed: RoutedTurn, retracted_reply: str =
         decision=routed.decision.model_copy(deep=True),
         pm_words=own_words(opened.message),  # a long paste is source material, not the PM's say-so
     )
-    execution = Execution(
-        opened.llm, request, tool_ctx, settings.tool_loop_max_rounds, budget=settings.phase_b_budget,
-        refit=lambda ctx, target: refit_request(ctx, state, manifest, settings, target),
-    )
-    return PreparedReply(context, fit, request, tool_ctx, execution)
+    execution = Execution(opened.llm, prompt, tool_ctx, settings.tool_loop_max_rounds)
+    return PreparedReply(context, prompt, tool_ctx, execution)
 
 
 class PendingTurn:
@@ -158,7 +152,7 @@ class PendingTurn:
         self.catalogue, self.ledger = opened.catalogue, opened.ledger
         self.llm, self.embedder = opened.llm, opened.embedder
         self.decision, self.route_request, self.route_note = routed.decision, routed.request, routed.note
-        self.context, self.fit, self.reply_request = prepared.context, prepared.fit, prepared.request
+        self.context, self.prompt, self.reply_request = prepared.context, prepared.prompt, prepared.prompt.request
         self.tool_ctx, self.execution = prepared.tool_ctx, prepared.execution
         self._streamed = False
         self.acknowledgement = ""  # what the turn's tools recorded, streamed after the reply
@@ -174,13 +168,13 @@ class PendingTurn:
 
     def tokens(self) -> TokenReport:
         sections = dict(self.context.tokens)
-        sections["static_prefix"] = prefix_tokens(self.reply_request)
+        sections["static_prefix"] = self.prompt.prefix_tokens()
         sections["message"] = count_tokens(self.message)
         # Every tool-loop round is counted (before streaming, only round 1 exists); the budget holds for the largest.
-        rounds = list(self.execution.result.request_tokens) or [self.reply_request.token_count()]
+        rounds = list(self.execution.result.request_tokens) or [self.prompt.tokens(self.reply_request)]
         return TokenReport(
             phase_a=self.route_request.token_count(), phase_b=max(rounds), sections=sections,
-            phase_b_rounds=rounds, trimmed=list(self.fit.steps),
+            phase_b_rounds=rounds, trimmed=list(self.prompt.report.steps),
         )
 
     def _merged_with_saved(self, state: SessionState, turn: Turn) -> SessionState:

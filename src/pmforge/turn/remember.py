@@ -11,6 +11,7 @@ from pmforge.index.collections import MemoryPassage, ProjectStore
 from pmforge.llm.base import LLM, ChatRequest, SystemBlock
 from pmforge.llm.costs import Ledger, MeteredEmbedder, MeteredLLM
 from pmforge.llm.inputs import TurnToSummarize
+from pmforge.llm.messages import Message
 from pmforge.llm.summary import checked_summary
 from pmforge.prompt.render import inert
 from pmforge.prompt.wording import TURN_SUMMARY_INSTRUCTIONS
@@ -31,8 +32,8 @@ def summarize_turn(llm: LLM, user: str, assistant: str, settings: Settings, aske
         purpose="summarize_turn",
         model=settings.summary_model,
         system=[SystemBlock(text=TURN_SUMMARY_INSTRUCTIONS)],
-        messages=[{"role": "user", "content": f"<turn>\n{inert(context)}PM: {inert(user)}\n\n"
-                                              f"Forge: {inert(assistant)}\n</turn>"}],
+        messages=[Message.user(f"<turn>\n{inert(context)}PM: {inert(user)}\n\n"
+                               f"Forge: {inert(assistant)}\n</turn>")],
         max_tokens=settings.turn_summary_max_output_tokens,
         context=TurnToSummarize(user, assistant, asked),
     )

@@ -18,6 +18,7 @@ from pmforge.core.models import RoutingDecision
 from pmforge.core.settings import Settings
 from pmforge.interviewer.rules import ROUTE_TOOL, RouteInputs, rule_route
 from pmforge.llm.base import LLM, ChatRequest, SystemBlock, ToolSpec, model_schema
+from pmforge.llm.messages import Message, ToolResult
 from pmforge.prompt import render
 from pmforge.prompt.wording import ROUTE_TOOL_DESCRIPTION, ROUTER_INSTRUCTIONS
 from pmforge.tools import guard
@@ -48,7 +49,7 @@ def build_route_request(inputs: RouteInputs, settings: Settings) -> ChatRequest:
     )
     # The state slices have their own budgets; if the whole still overflows, shrink the recent turns first.
     for shrink in (1.0, 0.5, 0.25, 0.0):
-        request.messages = [{"role": "user", "content": _route_body(inputs, settings, shrink)}]
+        request.messages = [Message.user(_route_body(inputs, settings, shrink))]
         if request.token_count() <= settings.phase_a_budget:
             break
     return request
@@ -159,7 +160,7 @@ def route(llm: LLM, inputs: RouteInputs, settings: Settings) -> tuple[RoutingDec
         note = f"Router unavailable ({cause}); the rule router decided."
         return _fallback(inputs, settings, note, "unavailable"), request, note
     for attempt in range(2):
-        call = next((t for t in response.tool_uses if t.name == ROUTE_TOOL), None)
+        call = next((t for t in response.tool_calls if t.name == ROUTE_TOOL), None)
         try:
             if call is None:
                 raise ValueError("no route tool call in the answer")
@@ -169,19 +170,17 @@ def route(llm: LLM, inputs: RouteInputs, settings: Settings) -> tuple[RoutingDec
                 note = f"Router answer invalid twice ({str(exc).splitlines()[0]}); the rule router decided."
                 return _fallback(inputs, settings, note, "invalid"), request, note
             repair = request.model_copy(deep=True)
-            repair.messages = request.messages + [
-                {"role": "assistant", "content": response.assistant_content() or [{"type": "text", "text": "(none)"}]},
-            ]
+            answered = response.as_message()
+            repair.messages = request.messages + [answered if answered.parts else Message.assistant("(none)")]
             if call is not None:
-                repair.messages.append({"role": "user", "content": [{
-                    "type": "tool_result", "tool_use_id": call.id, "is_error": True,
-                    "content": f"Invalid routing decision: {exc}. Call route again with valid fields.",
-                }]})
+                repair.messages.append(Message(role="user", parts=[ToolResult(
+                    call_id=call.id, is_error=True,
+                    content=f"Invalid routing decision: {exc}. Call route again with valid fields.")]))
             else:
-                repair.messages.append({"role": "user", "content": "Call the route tool with a valid decision."})
+                repair.messages.append(Message.user("Call the route tool with a valid decision."))
             repair.context = inputs
             try:
                 response = llm.complete(repair)
             except ForgeError:
-                response = response.model_copy(update={"tool_uses": []})
+                response = response.model_copy(update={"tool_calls": []})
     raise AssertionError("unreachable")

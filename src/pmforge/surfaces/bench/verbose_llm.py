@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import random
 
-from pmforge.llm.base import LLM, ChatRequest, ChatResponse, ToolUse
+from pmforge.llm.base import LLM, ChatRequest, ChatResponse
 from pmforge.llm.inputs import AssembledContext
+from pmforge.llm.messages import ToolCall
 from pmforge.surfaces.bench import session
 from pmforge.tools import tool_for
 from pmforge.tools.session import UpdateConversationSummary
 
 
 def _after_tools(request: ChatRequest) -> bool:
-    last = request.messages[-1]["content"] if request.messages else ""
-    return isinstance(last, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last)
+    return bool(request.messages and request.messages[-1].tool_results)
 
 
 class VerboseLLM(LLM):
@@ -39,15 +39,15 @@ class VerboseLLM(LLM):
             return self.inner.complete(request)
         self.sent.append(request.token_count())
         response = self.inner.complete(request)
-        if not _after_tools(request) and not response.tool_uses:
+        if not _after_tools(request) and not response.tool_calls:
             # Nothing to record this turn: a summary update still makes a second round, as Claude often does.
             ctx = request.context
             words = (ctx.user_message.split()[:120] if isinstance(ctx, AssembledContext)
                      else ["The", "session", "goes", "on."])
             summary = " ".join(words)
             response = ChatResponse(
-                tool_uses=[ToolUse(id="bench_1", name=tool_for(UpdateConversationSummary).name,
-                                   input={"summary": f"Latest from the PM: {summary}"[:1500]})],
+                tool_calls=[ToolCall(id="bench_1", name=tool_for(UpdateConversationSummary).name,
+                                 input={"summary": f"Latest from the PM: {summary}"[:1500]})],
                 stop_reason="tool_use",
             )
         return response.model_copy(update={"text": self._pad(response.text)})
