@@ -315,7 +315,7 @@ def test_the_app_shows_one_sentence_and_keeps_the_message(online_services, stub)
         assert not at.exception, at.exception
         assert [e.value for e in at.error] == ["Claude is overloaded right now; your message is kept, "
                                                "try again in a minute."]
-        assert at.session_state["kept_message"] == MESSAGE
+        assert at.session_state["forge"].kept_message == MESSAGE
         assert snapshot(project) == before and project.state().turn_count == 0
 
         stub.anthropic_fallback = None

@@ -32,6 +32,7 @@ from pmforge.project.undo import read_undo_point
 from pmforge.prompt import render
 from pmforge.surfaces.ui import citations, copy, panels, resources, view, welcome
 from pmforge.surfaces.ui.jobs import DONE, FAILED, STOPPED, AnyJob, ProjectJobs, TurnJob, UploadJob
+from pmforge.surfaces.ui.state import EAGER_TURNS, WidgetKeys, app_state, forget_widgets
 from pmforge.upkeep.reindex import reindex
 
 # An About entry makes Streamlit show its menu, and with it the Light / Dark / System theme choice.
@@ -39,7 +40,8 @@ st.set_page_config(page_title="Forge", page_icon="🔨", layout="wide", menu_ite
     "About": "**Forge** — a discovery copilot for product managers. It interviews you about a product question, "
              "grounded in your files, and keeps the problem brief and assumption register as you talk.",
 })
-ss = st.session_state
+ss = st.session_state  # the widgets' values, under their keys (WidgetKeys)
+ui = app_state()  # everything else this window keeps between runs
 
 
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -62,94 +64,95 @@ def provider_status(services) -> None:
 
 
 # The project menus' open/closed state: each closes itself once its action is done.
-NEW_MENU, RENAME_MENU, DELETE_MENU = "new_project_menu", "rename_project_menu", "delete_project_menu"
+NEW_MENU, RENAME_MENU, DELETE_MENU = WidgetKeys.NEW_MENU, WidgetKeys.RENAME_MENU, WidgetKeys.DELETE_MENU
 
 
 def _create_project(services) -> None:
     # Runs as a callback, before the project selectbox is drawn, so it may select the new project.
     try:
-        created = Project.create(services, ss.get("new_project_name", ""))
+        created = Project.create(services, ss.get(WidgetKeys.NEW_PROJECT_NAME, ""))
     except ForgeError as exc:
-        ss.create_error = str(exc)
+        ui.create_error = str(exc)
     else:
-        ss.project = created.ws.slug
-        ss.create_error = ""
+        ui.project = created.ws.slug
+        ui.create_error = ""
         ss[NEW_MENU] = False  # the form folds away once used, so the sidebar stays short
 
 
 def _rename_project(services, slug: str) -> None:
     try:
-        name = Workspace.open(services.projects_root, slug).rename(ss.get(f"rename-{slug}", ""))
+        name = Workspace.open(services.projects_root, slug).rename(ss.get(WidgetKeys.rename(slug), ""))
     except ForgeError as exc:
-        ss.rename_error = str(exc)
+        ui.rename_error = str(exc)
     else:
-        ss.rename_error = ""
+        ui.rename_error = ""
         ss[RENAME_MENU] = False
-        ss.restore_view = True
-        ss.project_toast = f"Renamed to '{name}'; its folder stays '{slug}'."
+        ui.restore_view = True
+        ui.project_toast = f"Renamed to '{name}'; its folder stays '{slug}'."
 
 
 def _delete_project(services, slug: str) -> None:
     try:
         ws = Workspace.open(services.projects_root, slug)
-        if not confirms_deletion(ss.get(f"delete-{slug}", ""), ws):
+        if not confirms_deletion(ss.get(WidgetKeys.delete(slug), ""), ws):
             raise ForgeError(f"Nothing was deleted: type '{ws.read_display_name()}' to delete this project.")
         try:
             message = delete_project(services, slug)
         finally:
             resources.forget_project(slug)  # its store's client may be closed already: never reuse it
     except ForgeError as exc:
-        ss.delete_error = str(exc)
+        ui.delete_error = str(exc)
         return
-    ss.get("index_checked", set()).discard(slug)
-    ss.delete_error = ""
+    ui.index_checked.discard(slug)
+    ui.delete_error = ""
     ss[DELETE_MENU] = False
-    ss.project = next(iter(list_projects(services.projects_root)), None)  # the most recent other one
-    ss.project_toast = message
+    ui.project = next(iter(list_projects(services.projects_root)), None)  # the most recent other one
+    ui.project_toast = message
 
 
 def _pick_project(key: str) -> None:
-    ss.project = ss[key]
+    ui.project = ss[key]
 
 
 def project_picker(services) -> str | None:
     names = display_names(services.projects_root)  # slug → display name, most recent first
     projects = list(names)
-    if "project" not in ss or ss.project not in projects:
-        ss.project = projects[0] if projects else None
-    if toast := ss.pop("project_toast", None):
+    if ui.project not in projects:
+        ui.project = projects[0] if projects else None
+    toast, ui.project_toast = ui.project_toast, ""
+    if toast:
         st.toast(toast, icon=":material/check_circle:")
     if projects:
         labels = picker_labels(names)
         # The widget's key follows the names shown: a browser keeps a widget's old labels otherwise (a rename
-        # would not show in the picker until the page is reloaded). `ss.project` stays the choice itself.
+        # would not show in the picker until the page is reloaded). `ui.project` stays the choice itself.
         key = "project-picker-" + hashlib.sha1(repr(sorted(labels.items())).encode()).hexdigest()[:10]
-        st.selectbox("Project", projects, index=projects.index(ss.project), key=key,
+        st.selectbox("Project", projects, index=projects.index(ui.project) if ui.project else 0, key=key,
                      format_func=lambda slug: labels.get(slug, slug), on_change=_pick_project, args=(key,))
     # One row of small menus, closed until used; with no project yet, the create form shows as it is.
     with st.container(horizontal=True, gap="small"):
         with (st.popover("New", type="tertiary", key=NEW_MENU, on_change="rerun") if projects
               else st.container()):
             with st.form("new_project", clear_on_submit=True):
-                st.text_input("Project name", placeholder="e.g. Fresh shrink pilot", key="new_project_name")
+                st.text_input("Project name", placeholder="e.g. Fresh shrink pilot", key=WidgetKeys.NEW_PROJECT_NAME)
                 st.form_submit_button("Create project", on_click=_create_project, args=(services,))
-            if ss.get("create_error"):
-                st.error(ss.create_error)
-        if ss.project:
-            rename_menu(services, ss.project, names[ss.project])
-            delete_menu(services, ss.project, names[ss.project])
-    return ss.project
+            if ui.create_error:
+                st.error(ui.create_error)
+        if ui.project:
+            rename_menu(services, ui.project, names[ui.project])
+            delete_menu(services, ui.project, names[ui.project])
+    return ui.project
 
 
 def rename_menu(services, slug: str, name: str) -> None:
     with st.popover("Rename", type="tertiary", key=RENAME_MENU, on_change="rerun"):
         view.remember()  # the chat's place as the menu opens: the rename's redraw must not move it
         with st.form("rename_project", clear_on_submit=True):
-            st.text_input("Display name", value=name, key=f"rename-{slug}",
+            st.text_input("Display name", value=name, key=WidgetKeys.rename(slug),
                           help=f"The folder, and the name commands take, stay '{slug}'.")
             st.form_submit_button("Rename", on_click=_rename_project, args=(services, slug))
-        if ss.get("rename_error"):
-            st.error(ss.rename_error)
+        if ui.rename_error:
+            st.error(ui.rename_error)
 
 
 def delete_menu(services, slug: str, name: str) -> None:
@@ -157,20 +160,20 @@ def delete_menu(services, slug: str, name: str) -> None:
         st.info(deletion_warning(Workspace.open(services.projects_root, slug), services.settings),
                 icon=":material/warning:")
         with st.form("delete_project", clear_on_submit=True):
-            st.text_input(f"Type '{name}' to confirm", key=f"delete-{slug}")
+            st.text_input(f"Type '{name}' to confirm", key=WidgetKeys.delete(slug))
             st.form_submit_button("Delete project", type="primary", on_click=_delete_project,
                                   args=(services, slug))
-        if ss.get("delete_error"):
-            st.error(ss.delete_error)
+        if ui.delete_error:
+            st.error(ui.delete_error)
 
 
 def notify(ok: bool, text: str) -> None:
     """Queue a message for the next run (a rerun would swallow anything shown now)."""
-    ss.setdefault("notices", []).append((ok, text))
+    ui.notices.append((ok, text))
 
 
 def show_notices() -> None:
-    for ok, text in ss.pop("notices", []):
+    for ok, text in ui.take_notices():
         (st.success if ok else st.error)(text)
 
 
@@ -191,20 +194,20 @@ def files_panel(project: Project) -> None:
             cols[0].markdown(f"{icon} **{name}**")
             # A worded label rather than a bare icon: screen readers and browser tests can name the button.
             if cols[1].button("Delete", type="tertiary", key=f"delete-{f.file_id}", help=f"Delete {name}"):
-                ss.confirm_delete = f.filename
+                ui.confirm_delete = f.filename
                 st.rerun()
-            if ss.get("confirm_delete") == f.filename:
+            if ui.confirm_delete == f.filename:
                 st.warning(f"Delete {name}? Its passages leave the search; earlier replies keep their text.")
                 yes, no = st.columns(2)
                 if yes.button("Yes, delete", key=f"confirm-{f.file_id}", type="primary"):
-                    ss.confirm_delete = None
+                    ui.confirm_delete = None
                     try:
                         notify(True, delete_file(project, f.filename))
                     except ForgeError as exc:
                         notify(False, str(exc))
                     st.rerun()
                 if no.button("Cancel", key=f"cancel-{f.file_id}"):
-                    ss.confirm_delete = None
+                    ui.confirm_delete = None
                     st.rerun()
             detail = f"{f.uploaded_at[:16].replace('T', ' ')} · {counted(f.chunk_count, 'passage')}"
             st.caption(detail if f.indexed else f"{detail} · {citations.literal(f.status)}")
@@ -212,24 +215,22 @@ def files_panel(project: Project) -> None:
                 summary = f.summary[:180] + ("…" if len(f.summary) > 180 else "")
                 st.caption(citations.literal_block(summary), unsafe_allow_html=True)  # its tables as tables
 
-    ss.setdefault("uploader_round", 0)
-    ss.setdefault("ingested", set())
     uploads = st.file_uploader(
         "Upload DOCX or Markdown", type=["docx", "md", "markdown"], accept_multiple_files=True,
-        key=f"uploader-{project.ws.slug}-{ss.uploader_round}",
+        key=f"uploader-{project.ws.slug}-{ui.uploader_round}",
     )
     fresh = []
     for upload in uploads or []:
         data = upload.getvalue()
         # A rerun hands the same upload back: process each (name, content) exactly once.
-        token = (project.ws.slug, ss.uploader_round, upload.name, hashlib.sha256(data).hexdigest())
-        if token not in ss.ingested:
-            ss.ingested.add(token)
+        token = (project.ws.slug, ui.uploader_round, upload.name, hashlib.sha256(data).hexdigest())
+        if token not in ui.ingested:
+            ui.ingested.add(token)
             fresh.append((upload.name, data))
     if fresh:
         # Prepared in the background, with progress in the main area: the chat stays usable meanwhile.
         jobs_of(project).upload(fresh)
-        ss.uploader_round += 1  # a fresh uploader next run: deleting a file later cannot re-ingest it
+        ui.uploader_round += 1  # a fresh uploader next run: deleting a file later cannot re-ingest it
 
 
 DOWNLOADS = {
@@ -260,12 +261,9 @@ def downloads_panel(project: Project, state, manifest) -> None:
 
 # ---------------------------------------------------------------- main area
 
-DEVELOPER_DETAILS = "developer_details"  # kept apart from the widget's key, so it survives reruns without it
-
-
 def developer_toggle() -> None:
-    ss[DEVELOPER_DETAILS] = st.toggle(
-        "Developer details", value=ss.get(DEVELOPER_DETAILS, False), key="developer_details_toggle",
+    ui.developer_details = st.toggle(
+        "Developer details", value=ui.developer_details, key=WidgetKeys.DEVELOPER_TOGGLE,
         help="Show under each reply how Forge routed it and what its prompts weighed, and the session meter offline.",
     )
 
@@ -331,7 +329,7 @@ def ensure_indexed(project: Project) -> None:
     """Once per session, before chatting: add what this clone's files and transcript need (a fresh clone's
     vectors, turns not yet remembered, a keyword cache behind the store), with progress. Nothing is
     dropped; vectors of another embedder on a shared server stop here with one sentence (ForgeError)."""
-    checked = ss.setdefault("index_checked", set())
+    checked = ui.index_checked
     if project.ws.slug in checked:
         return
     upkeep = project.upkeep()
@@ -351,15 +349,12 @@ def progress_bar(bar):
 
 # ---------------------------------------------------------------- first run: welcome, starter prompts, the demo
 
-STARTER = "starter_message"  # a starter prompt the PM clicked, sent as their message on this run
-
-
 def _pick_starter(prompt: str) -> None:
-    ss[STARTER] = prompt
+    ui.starter = prompt
 
 
 def _ask_reset() -> None:
-    ss.demo_reset_asked = True
+    ui.demo_reset_asked = True
 
 
 def reset_demo(project: Project) -> None:
@@ -369,29 +364,26 @@ def reset_demo(project: Project) -> None:
             restore_example(project.ws.root)
         reindex(project, progress_bar(st.progress(0.0)), force=True)  # the played turns' vectors go too
         status.update(label="The demo is back as shipped.", state="complete", expanded=False)
-    for key in [k for k in ss if str(k).startswith("pick-")]:
-        del ss[key]  # ticks on questions of turns that are gone
-    ss.history_shown = EAGER_TURNS
-    ss.kept_message = ""
-    ss.demo_restored = True
+    forget_widgets(WidgetKeys.PICKS)  # ticks on questions of turns that are gone
+    ui.history_shown = EAGER_TURNS
+    ui.kept_message = ""
+    ui.demo_restored = True
     st.rerun()
-
-
-EXAMPLES_OPENED, EXAMPLE_SHOWN = "examples_opened", "example_shown"
 
 
 def first_run(project: Project, state) -> None:
     """Above the conversation: the demo says what it is (and can be reset); a project with no turns yet
     says what Forge is for, what to do first, and offers starter prompts."""
-    if ss.pop("demo_restored", False):
+    restored, ui.demo_restored = ui.demo_restored, False
+    if restored:
         st.success("The demo is back as shipped: the example conversation, brief and assumption register.")
     if example_of(project.ws.root) is not None:
         welcome.example_banner(_ask_reset)
-        if project.ws.slug not in ss.setdefault(EXAMPLES_OPENED, set()):  # first time in this window: at the top
+        if project.ws.slug not in ui.examples_opened:  # first time in this window: at the top
             welcome.open_at_top()
             # Noted only once a run has drawn the whole page: a run cut short by the next one never sent it.
-            ss[EXAMPLE_SHOWN] = project.ws.slug
-    if state.turns or ss.get(STARTER):
+            ui.example_shown = project.ws.slug
+    if state.turns or ui.starter:
         return
     if example_of(project.ws.root) is None:
         welcome.intro()
@@ -400,7 +392,6 @@ def first_run(project: Project, state) -> None:
     welcome.starter_prompts(_pick_starter)
 
 
-EAGER_TURNS = 20  # older turns render on request: reruns stay cheap in a 300-turn session
 _QUESTION = re.compile(r"^\s*\**Question (\d+)\**:\s*(.+?)\s*$")
 
 
@@ -458,13 +449,13 @@ def question_picker(turn: Turn) -> None:
     questions = questions_of(turn.assistant)
     if questions:
         st.pills("Which questions are you answering?", [f"Question {i}" for i in range(1, len(questions) + 1)],
-                 selection_mode="multi", key=f"pick-{turn.number}",
+                 selection_mode="multi", key=WidgetKeys.picks(turn.number),
                  help="Tick the ones your next message answers; Forge will know which.")
 
 
 def picked_questions(turn: Turn) -> list[str]:
     questions = questions_of(turn.assistant)
-    picked = ss.get(f"pick-{turn.number}") or []
+    picked = ss.get(WidgetKeys.picks(turn.number)) or []
     return [f"Question {i}: {q}" for i, q in enumerate(questions, 1) if f"Question {i}" in picked]
 
 
@@ -483,7 +474,7 @@ def reply_actions(project: Project, turn: Turn, title: str) -> None:
         with st.popover("Edit message", type="tertiary", icon=":material/edit:",
                         help="Change your last message and send it again"):
             with st.form(f"edit-{turn.id}", border=False):
-                st.text_area("Your message", value=turn.user, key=f"edit-text-{turn.id}", height=120)
+                st.text_area("Your message", value=turn.user, key=WidgetKeys.edit_text(turn.id), height=120)
                 st.caption("This reply is taken back, with what it recorded, and Forge answers the new text.")
                 st.form_submit_button("Send edited message", type="primary", on_click=_send_edit,
                                       args=(project, turn))
@@ -494,7 +485,7 @@ def _send_again(jobs: ProjectJobs, turn: Turn) -> None:
 
 
 def _send_edit(project: Project, turn: Turn) -> None:
-    text = (ss.get(f"edit-text-{turn.id}") or "").strip()
+    text = (ss.get(WidgetKeys.edit_text(turn.id)) or "").strip()
     if text:
         jobs_of(project).send(text, replaces=turn.id)
 
@@ -509,7 +500,7 @@ def show_turn(project: Project, turn: Turn, latest: bool, passage_of, title: str
             question_picker(turn)
         turn_downloads(project, turn)
         sources_list(turn, passage_of)
-        if ss.get(DEVELOPER_DETAILS):
+        if ui.developer_details:
             looked_at(turn)
 
 
@@ -517,7 +508,7 @@ def show_turn(project: Project, turn: Turn, latest: bool, passage_of, title: str
 
 def jobs_of(project: Project) -> ProjectJobs:
     """This session's queue of work for the project (uploads and messages, answered in order)."""
-    queues = ss.setdefault("jobs", {})
+    queues = ui.jobs
     if project.ws.slug not in queues or queues[project.ws.slug].project is not project:
         queues[project.ws.slug] = ProjectJobs(project)
     return queues[project.ws.slug]
@@ -534,11 +525,11 @@ def report_finished(project: Project) -> None:
             if job.status == FAILED:
                 notify(False, job.error)
         elif job.status == FAILED:
-            ss.kept_message, ss.kept_reason, ss.turn_error = job.message, "", job.error
+            ui.kept_message, ui.kept_reason, ui.turn_error = job.message, "", job.error
         elif job.status == STOPPED:
-            ss.kept_message, ss.kept_reason = job.message, "Stopped: nothing of that reply was recorded."
+            ui.kept_message, ui.kept_reason = job.message, "Stopped: nothing of that reply was recorded."
         elif job.status == DONE:
-            ss.kept_message = ""
+            ui.kept_message = ""
 
 
 STAGE_WORDS = {"Converting": "reading the file", "Chunking": "splitting it into passages",
@@ -628,12 +619,14 @@ def follow(updates, settle_s: float) -> None:
 def chat(project: Project) -> None:
     jobs = jobs_of(project)
     state = project.state()
-    message = st.chat_input("Tell Forge about your product question…") or ss.pop(STARTER, None)
+    starter, ui.starter = ui.starter, ""
+    message = st.chat_input("Tell Forge about your product question…") or starter or None
     st.title(state.project_name or project.ws.slug)
     if state.recovered_from:
         st.warning(f"This session restarted because the saved one could not be read; the old file is kept as "
                    f"{state.recovered_from} in the project folder.")
-    if ss.pop("demo_reset_asked", False) and example_of(project.ws.root) is not None:
+    reset_asked, ui.demo_reset_asked = ui.demo_reset_asked, False
+    if reset_asked and example_of(project.ws.root) is not None:
         reset_demo(project)
     # While work is under way this run keeps drawing until it is done, and Streamlit greys out whatever the
     # previous run drew beyond what this one has drawn so far: so the page only ever grows while work runs
@@ -643,21 +636,22 @@ def chat(project: Project) -> None:
     first_run(project, state)
     manifest = project.manifest()
     online = project.services.llm.online
-    if online or ss.get(DEVELOPER_DETAILS):  # offline nothing is billed: the meter is a developer's view
+    if online or ui.developer_details:  # offline nothing is billed: the meter is a developer's view
         panels.session_meter(state, project.settings, online, manifest.file_summaries)
-    shown = ss.setdefault("history_shown", EAGER_TURNS)
+    shown = ui.history_shown
     hidden = max(len(state.turns) - shown, 0)
     if hidden and st.button(f"Show {min(hidden, EAGER_TURNS)} earlier turns ({hidden} not shown)"):
-        ss.history_shown = shown + EAGER_TURNS
+        ui.history_shown = shown + EAGER_TURNS
         st.rerun()
     st.html(f"<style>{citations.CITATION_CSS}{PAGE_CSS}</style>")  # once per page; takes no room
     passage_of = project.passage_reader(manifest)
     title = manifest.display_name or state.project_name or project.ws.slug
     for turn in state.turns[hidden:]:
         show_turn(project, turn, latest=turn is state.turns[-1], passage_of=passage_of, title=title)
-    if error := ss.pop("turn_error", ""):
+    error, ui.turn_error = ui.turn_error, ""
+    if error:
         st.error(error)
-    if ss.get("kept_message") and not active and not message:
+    if ui.kept_message and not active and not message:
         kept_message_notice(project)
     if message:
         # Handed over only now that the page is drawn: the reply's work would slow the drawing down.
@@ -665,9 +659,10 @@ def chat(project: Project) -> None:
         jobs.send("Answering " + "; ".join(picked) + "\n\n" + message if picked else message)
         with st.sidebar:  # the frame's own few pixels go at the sidebar's end, not into the chat
             view.to_end()
-        if shown := ss.pop(EXAMPLE_SHOWN, None):  # the PM is using the example: its top no longer matters
-            ss[EXAMPLES_OPENED].add(shown)
-        ss.kept_message = ""
+        shown_example, ui.example_shown = ui.example_shown, ""
+        if shown_example:  # the PM is using the example: its top no longer matters
+            ui.examples_opened.add(shown_example)
+        ui.kept_message = ""
         active = jobs.active()
     updates: list[tuple[AnyJob, Callable[[bool], None]]] = []
     for i, job in enumerate(active):
@@ -685,14 +680,14 @@ def chat(project: Project) -> None:
 
 
 def kept_message_notice(project: Project) -> None:
-    reason = ss.get("kept_reason") or "Your last message was not answered."
-    st.info(f"{reason} Your message is kept here: “{ss.kept_message}”", icon=":material/undo:")
+    reason = ui.kept_reason or "Your last message was not answered."
+    st.info(f"{reason} Your message is kept here: “{ui.kept_message}”", icon=":material/undo:")
     st.button("Send it again", key="send-kept", icon=":material/send:", on_click=_send_kept, args=(project,))
 
 
 def _send_kept(project: Project) -> None:
-    jobs_of(project).send(ss.kept_message)
-    ss.kept_message = ""
+    jobs_of(project).send(ui.kept_message)
+    ui.kept_message = ""
 
 
 def main() -> None:
@@ -738,7 +733,8 @@ def main() -> None:
             panels.skeleton_panel(state, manifest, catalogue)
             downloads_panel(project, state, manifest)
             developer_toggle()
-            if ss.pop("restore_view", False):
+            restore, ui.restore_view = ui.restore_view, False
+            if restore:
                 view.restore()
     if project is None:
         st.title("Forge")
@@ -751,8 +747,9 @@ def main() -> None:
         st.error(str(exc))
         return
     chat(project)
-    if shown := ss.pop(EXAMPLE_SHOWN, None):
-        ss[EXAMPLES_OPENED].add(shown)
+    shown_example, ui.example_shown = ui.example_shown, ""
+    if shown_example:
+        ui.examples_opened.add(shown_example)
 
 
 main()
