@@ -619,7 +619,7 @@ class StubServer:
         self._anthropic_queue: deque = deque()
         self._voyage_queue: deque = deque()
         self.anthropic_fallback: Any = None  # serves requests the queue does not (None: the default reply)
-        # With a prompt cache model (pmforge.surfaces.bench.cache_model.PromptCache), every answer's input usage is the
+        # With a prompt cache model (forge_bench.bench.cache_model.PromptCache), every answer's input usage is the
         # model's: cache reads and writes as Anthropic would report them for the request as sent.
         self.prompt_cache: Any = None
         self.served: list[tuple[str, dict]] = []  # (model, usage) of every message answered, in order

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pmforge.surfaces.bench import ui
-from pmforge.surfaces.bench.browser import missing_browser
+from forge_bench.bench import ui
+from forge_bench.bench.browser import missing_browser
 
 FORGE = Path(sys.executable).with_name("forge")
 BENCH_TIMEOUT_S = 600  # a hung browser must not hang the suite; not a figure under test

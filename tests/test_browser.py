@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from forge_bench.bench.browser import CHROMIUM, WAIT_MS, chromium, forge_ui, open_app
 from pmforge.interviewer.questions import questions_in
 from pmforge.outputs.plain import plain_text
-from pmforge.surfaces.bench.browser import CHROMIUM, WAIT_MS, chromium, forge_ui, open_app
 from pmforge.surfaces.ui.copy import COPY_FRAME_TITLE
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,6 +11,7 @@ import random
 
 import pytest
 
+from forge_bench.bench import session
 from pmforge.core.models import Assumption
 from pmforge.core.tokens import count_tokens, truncate_to_tokens
 from pmforge.ingest.pipeline import ingest_file
@@ -18,7 +19,6 @@ from pmforge.interviewer.offline import OfflineLLM
 from pmforge.llm.base import LLM, ChatRequest, ChatResponse
 from pmforge.llm.messages import ToolCall
 from pmforge.project.project import Project
-from pmforge.surfaces.bench import session
 from pmforge.turn.assemble import assemble
 from pmforge.turn.execute import Execution
 from pmforge.turn.fit import build_reply_request, first_round_target, fit_context, reply_tokens

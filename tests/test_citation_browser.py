@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pmforge.surfaces.bench.browser import (
+from forge_bench.bench.browser import (
     STARTUP_TIMEOUT,
     WAIT_MS,
     chromium,

@@ -1,7 +1,7 @@
 """Honest money: every call of a turn counted, priced exactly, and caching that follows the conversation.
 
 The online path runs the real `anthropic` and `voyageai` clients against the local stub, whose prompt cache
-model (pmforge.surfaces.bench.cache_model) answers every request's usage as Anthropic would report it.
+model (forge_bench.bench.cache_model) answers every request's usage as Anthropic would report it.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from decimal import Decimal
 
 import pytest
 
+from forge_bench.bench.cache_model import PromptCache
 from pmforge.core.models import BilledCall, Turn, Usage
 from pmforge.core.settings import ModelPrice
 from pmforge.llm.costs import calls_cost, meter_lines, money, session_cost, usage_dollars
 from pmforge.llm.messages import Message
-from pmforge.surfaces.bench.cache_model import PromptCache
 from pmforge.turn.orchestrator import run_turn
 from stubs import text_message, tool_use_message
 
@@ -297,7 +297,7 @@ def test_money_shows_cents_and_four_decimals_below_a_cent(value, shown):
 
 @pytest.mark.parametrize("turns", [3])
 def test_bench_cost_prints_the_readme_block(turns):
-    from pmforge.surfaces.bench.cost import bench_cost, markdown
+    from forge_bench.bench.cost import bench_cost, markdown
 
     figures = bench_cost(turns=turns)
     assert figures["meter_matches_replay"]  # the meter's dollars are the cache model's, call for call

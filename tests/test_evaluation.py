@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from forge_bench.evaluation import conversation_turns, eval_docs, read_jsonl
 from forge_cli import run_forge
 from pmforge.core.settings import get_settings
 from pmforge.embed import make_embedder
 from pmforge.embed.hashing import HashingEmbedder
 from pmforge.embed.local import LocalEmbedder
-from pmforge.surfaces.evaluation import conversation_turns, eval_docs, read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 

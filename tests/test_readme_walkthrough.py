@@ -12,7 +12,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from pmforge.surfaces.bench.browser import offline_env
+from forge_bench.bench.browser import offline_env
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r"<!-- begin: forge cli walkthrough -->\n(?P<body>.*?)\n<!-- end: forge cli walkthrough -->", re.S)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 
+from forge_bench.answer_eval import score_reply
+from forge_bench.session_eval import score_replies
 from pmforge.core.models import BriefChange, RetrievedSection, SessionState, Turn
 from pmforge.interviewer.answer import answer_kind, answer_sentence, find_answer, reply_to, units
 from pmforge.interviewer.questions import follow_ups, fresh, opening, questions_in
 from pmforge.knowledge import builtin_catalogue
-from pmforge.surfaces.answer_eval import score_reply
-from pmforge.surfaces.session_eval import score_replies
 from pmforge.understand import understand
 from pmforge.understand.fields import unit_vectors
 

@@ -10,19 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pmforge.core.errors import ForgeError
-from pmforge.core.models import (
-    Assumption,
-    AssumptionChange,
-    ProblemBrief,
-    RoutingContext,
-    SessionState,
-    Stakeholder,
-    SuccessMetrics,
-    Turn,
-)
-from pmforge.surfaces.cli import main as forge
-from pmforge.surfaces.session_eval import (
+from forge_bench.session_eval import (
     at_path,
     find_sessions,
     flat_text,
@@ -35,9 +23,21 @@ from pmforge.surfaces.session_eval import (
     score_must_not,
     score_probes,
     score_session,
-    scored_record,
     term_matches,
 )
+from pmforge.core.errors import ForgeError
+from pmforge.core.models import (
+    Assumption,
+    AssumptionChange,
+    ProblemBrief,
+    RoutingContext,
+    SessionState,
+    Stakeholder,
+    SuccessMetrics,
+    Turn,
+)
+from pmforge.outputs.record import scored_record
+from pmforge.surfaces.cli import main as forge
 
 
 def _state() -> SessionState:

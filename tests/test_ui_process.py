@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pmforge.surfaces.bench.browser import free_port, group_alive, healthy
+from forge_bench.bench.browser import free_port, group_alive, healthy
 
 STOP_WITHIN_S = 15  # the hard limit for everything to be gone after the signal
 START_WITHIN_S = 90

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from importlib.metadata import entry_points
 
 from pmforge.core.errors import ForgeError
 from pmforge.surfaces.cli.chat import cmd_chat, cmd_undo
 from pmforge.surfaces.cli.common import show_notices
 from pmforge.surfaces.cli.files import cmd_delete, cmd_files, cmd_ingest
-from pmforge.surfaces.cli.measure import cmd_bench, cmd_eval
 from pmforge.surfaces.cli.outputs import BRIEF_KINDS, cmd_brief, cmd_export
 from pmforge.surfaces.cli.projects import cmd_delete_project, cmd_new, cmd_projects, cmd_rename
 from pmforge.surfaces.cli.serve import cmd_ui
@@ -86,24 +86,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true", help="do not ask before taking it back")
     p.set_defaults(func=cmd_undo)
 
-    p = sub.add_parser("eval", help="measure retrieval or whole-session quality on a labelled set")
-    p.add_argument("what", choices=["docs", "memory", "sessions", "answers"])
-    p.add_argument("--corpus", help="docs: a folder of .md/.docx files")
-    p.add_argument("--conversation", help="memory: JSONL rows {id, role, text}")
-    p.add_argument("--questions", help="JSONL questions with references (docs) or evidence (memory)")
-    p.add_argument("-k", type=int, default=4, help="sections or turns retrieved per question")
-    p.add_argument("--retriever", default=None, help="vector, bm25 or hybrid (default: the app's setting)")
-    p.add_argument("--as-turn", action="store_true",
-                   help="docs/memory: score what a turn's prompt section really shows (query, packing, budget)")
-    p.add_argument("--budget", type=int, default=None, metavar="TOKENS",
-                   help="with --as-turn: the documents or conversations section budget (default: the app's)")
-    p.add_argument("--dir", help="sessions: a folder of NAME.conversation.jsonl + NAME.gold.json; answers: the files "
-                                 "and questions.jsonl")
-    p.add_argument("--only", metavar="NAME", help="sessions: run this one session")
-    p.add_argument("--keep", metavar="DIR", help="sessions: keep the scratch projects in DIR for inspection")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_eval)
-
     p = sub.add_parser("brief", help="write a project's brief or register, or print the scored record (json)")
     p.add_argument("project")
     p.add_argument("--kind", choices=list(BRIEF_KINDS), default="problem-brief")
@@ -115,25 +97,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["md", "docx"], default="md")
     p.add_argument("--out", metavar="FILE", help="where to write it (- for stdout); default: the project's artifacts/")
     p.set_defaults(func=cmd_export)
-
-    p = sub.add_parser("bench", help="print performance figures")
-    p.add_argument("what", choices=["cli", "cost", "ingest", "prompt", "recall", "latency", "rerun", "soak", "understand",
-                                    "ui"])
-    p.add_argument("--dir", default="benchmarks/sessions/dev", help="understand: a folder of discovery sessions")
-    p.add_argument("--words", type=int, default=15_000, help="ingest: size of the generated report")
-    p.add_argument("--turns", type=int,
-                   help="cli (8), cost (100), prompt (100), recall (360), latency (1000), rerun (300), soak (1000), "
-                        "ui (10): session length")
-    p.add_argument("--ops", type=int, default=200, help="soak: random uploads, replacements and deletions")
-    p.add_argument("--chunks", type=int, default=10_000, help="latency: document chunks in the store")
-    p.add_argument("--files", type=int, default=50, help="rerun: files in the project")
-    p.add_argument("--retriever", choices=["vector", "bm25", "hybrid"], help="recall: override the configured one")
-    p.add_argument("--chart", help="prompt: write a PNG chart of the three curves here")
-    p.add_argument("--workload", choices=["default", "heavy"], default="default",
-                   help="prompt: 'heavy' = long messages, replies near the output cap, near-2,000-token document "
-                        "sections and a long org context, every tool-loop round counted")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("reindex", help="add to a project's vectors what its uploads/ and transcript need "
                                          "(nothing is dropped)")
@@ -156,7 +119,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", help="the Chroma server (default: CHROMA_HOST)")
     p.add_argument("--port", type=int, help="its port (default: CHROMA_PORT, or 8000 with --host)")
     p.set_defaults(func=cmd_migrate)
+    add_measuring_commands(sub)
     return parser
+
+
+# `forge bench` and `forge eval` come with Forge's benchmark tools, a part installed on its own (benchmarks/):
+# they register through this entry-point group, so the product never imports them.
+COMMANDS_GROUP = "pmforge.commands"
+MEASURING = {"bench": "print performance figures",
+             "eval": "measure retrieval or whole-session quality on a labelled set"}
+
+
+def add_measuring_commands(sub) -> None:
+    for entry in entry_points(group=COMMANDS_GROUP):
+        entry.load()(sub)
+    for name, help_text in MEASURING.items():
+        if name not in sub.choices:
+            p = sub.add_parser(name, help=f"{help_text} (needs Forge's benchmark tools)")
+            p.add_argument("rest", nargs=argparse.REMAINDER)
+            p.set_defaults(func=_not_installed)
+
+
+def _not_installed(args) -> int:
+    raise ForgeError(f"forge {args.command} comes with Forge's benchmark tools, which are not installed here: run "
+                     "./scripts/setup bench (or pip install -e ./benchmarks).")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,8 +23,8 @@ BRIEF_KINDS: dict[str, tuple[ArtifactKind, tuple[str, ...]]] = {
 
 def cmd_brief(args) -> int:
     from pmforge.outputs import artifacts
+    from pmforge.outputs.record import scored_record
     from pmforge.project.project import Project
-    from pmforge.surfaces.session_eval import scored_record
 
     kind, formats = BRIEF_KINDS[args.kind]
     if args.format not in formats:

@@ -17,10 +17,10 @@ import sys
 import time
 from pathlib import Path
 
+from forge_bench.bench.browser import offline_env
+from forge_bench.bench.figures import scratch_folder
+from forge_bench.bench.ui import cpu_count
 from pmforge.core.errors import ForgeError
-from pmforge.surfaces.bench.browser import offline_env
-from pmforge.surfaces.bench.figures import scratch_folder
-from pmforge.surfaces.bench.ui import cpu_count
 
 PROJECT = "produce-ordering"
 # Realistic PM messages: statements (they load the language model), a filler, a synthesis and questions about

@@ -23,13 +23,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from forge_bench.bench import session
+from forge_bench.bench.cache_model import PromptCache
+from forge_bench.bench.figures import scratch_projects
 from pmforge.core.errors import ForgeError
 from pmforge.core.models import BilledCall, CallPurpose, Usage
 from pmforge.core.tokens import count_tokens
 from pmforge.llm.costs import calls_cost, uncached_dollars
-from pmforge.surfaces.bench import session
-from pmforge.surfaces.bench.cache_model import PromptCache
-from pmforge.surfaces.bench.figures import scratch_projects
 from pmforge.tools import tool_call
 from pmforge.tools.assumptions import RegisterAssumption
 
@@ -43,7 +43,7 @@ PURPOSES = ("route", "reply", "summarize_turn", "embed_query", "embed_documents"
 
 def _stubs():
     """tests/stubs.py, the local Anthropic and Voyage stub (the bench runs from a checkout of Forge)."""
-    path = Path(__file__).resolve().parents[4] / "tests" / "stubs.py"  # src/pmforge/surfaces/bench/ -> checkout
+    path = Path(__file__).resolve().parents[4] / "tests" / "stubs.py"  # benchmarks/src/forge_bench/bench/ -> checkout
     if not path.is_file():
         raise ForgeError("forge bench cost runs from a checkout of Forge: it needs tests/stubs.py.")
     spec = importlib.util.spec_from_file_location("forge_bench_stubs", path)
@@ -126,10 +126,10 @@ def _replay(requests: list[tuple[int, dict, int]], gap_s: float, prices, **rules
 
 
 def bench_cost(turns: int = 100) -> dict:
+    from forge_bench.bench.prompt import baseline_phase_b
     from pmforge.ingest.pipeline import ingest_file
     from pmforge.project.project import Project
     from pmforge.project.services import Services
-    from pmforge.surfaces.bench.prompt import baseline_phase_b
     from pmforge.turn.orchestrator import start_turn
 
     stubs = _stubs()

@@ -14,13 +14,13 @@ import statistics
 import time
 from pathlib import Path
 
+from forge_bench.bench import session
+from forge_bench.bench.figures import scratch_folder
 from pmforge.core.models import Manifest, SessionState
 from pmforge.core.tokens import count_tokens
 from pmforge.knowledge import builtin_catalogue
 from pmforge.prompt import render
 from pmforge.prompt.wording import CORE_INSTRUCTIONS, FORGE_SYSTEM, MODE_CORE
-from pmforge.surfaces.bench import session
-from pmforge.surfaces.bench.figures import scratch_folder
 from pmforge.tools import tool_specs
 
 MILESTONES = (1, 10, 50, 100, 300, 500)
@@ -80,7 +80,7 @@ def bench_prompt(turns: int, chart: Path | None = None, workload: str = "default
         services = Services.from_settings(settings.model_copy(update={"llm": "offline"}))
         verbose = None
         if heavy:
-            from pmforge.surfaces.bench.verbose_llm import VerboseLLM
+            from forge_bench.bench.verbose_llm import VerboseLLM
 
             verbose = services.llm = VerboseLLM(services.llm)
         project = Project.create(services, "prompt bench")
@@ -136,7 +136,7 @@ def bench_prompt(turns: int, chart: Path | None = None, workload: str = "default
             "series": {"phase_a": phase_a, "phase_b": phase_b, "baseline_phase_b": baseline, "phase_b_rounds": rounds},
         }
         if chart:
-            from pmforge.surfaces.bench.chart import line_chart
+            from forge_bench.bench.chart import line_chart
 
             line_chart(
                 chart,

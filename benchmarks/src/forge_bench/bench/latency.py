@@ -14,11 +14,11 @@ import time
 
 import numpy as np
 
+from forge_bench.bench import session
+from forge_bench.bench.figures import percentile, scratch_folder
 from pmforge.core.models import Turn
 from pmforge.embed.base import Embedder
 from pmforge.index.collections import LeafRecord, ParentRecord
-from pmforge.surfaces.bench import session
-from pmforge.surfaces.bench.figures import percentile, scratch_folder
 
 
 class RandomEmbedder(Embedder):

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import random
 
+from forge_bench.bench import session
 from pmforge.llm.base import LLM, ChatRequest, ChatResponse
 from pmforge.llm.inputs import AssembledContext
 from pmforge.llm.messages import ToolCall
-from pmforge.surfaces.bench import session
 from pmforge.tools import tool_for
 from pmforge.tools.session import UpdateConversationSummary
 

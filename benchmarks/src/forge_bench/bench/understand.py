@@ -9,11 +9,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from forge_bench.bench.figures import percentile, scratch_projects
+from forge_bench.session_eval import find_sessions, play
 from pmforge.interviewer.rules import read_message
 from pmforge.project.project import Project
 from pmforge.project.services import Services
-from pmforge.surfaces.bench.figures import percentile, scratch_projects
-from pmforge.surfaces.session_eval import find_sessions, play
 
 
 def bench_understand(folder: Path) -> dict:

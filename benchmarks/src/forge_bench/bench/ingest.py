@@ -6,8 +6,8 @@ import io
 import random
 import time
 
+from forge_bench.bench.figures import scratch_folder, spread
 from pmforge.core.tokens import count_tokens
-from pmforge.surfaces.bench.figures import scratch_folder, spread
 
 _VOCAB = (
     "store shopper markdown shrink bakery produce dairy label printer region director budget metric pilot "

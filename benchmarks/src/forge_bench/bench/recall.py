@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import random
 
-from pmforge.surfaces.bench import session
-from pmforge.surfaces.bench.figures import scratch_folder
+from forge_bench.bench import session
+from forge_bench.bench.figures import scratch_folder
 
 GAPS = (5, 20, 50, 100, 200, 300)
 COURIERS = ["Brightline", "Northway", "Kestrel Freight", "Bluewater", "Ironbridge", "Sunpath", "Redfern", "Lakeshore"]

@@ -13,8 +13,8 @@ import resource
 import statistics
 import time
 
-from pmforge.surfaces.bench import session
-from pmforge.surfaces.bench.figures import percentile, scratch_projects
+from forge_bench.bench import session
+from forge_bench.bench.figures import percentile, scratch_projects
 
 WINDOW = 50  # turns averaged at each end of the run
 

@@ -1,10 +1,10 @@
-"""`forge eval sessions` and `forge brief --format json`: whole discovery sessions scored against gold.
+"""`forge eval sessions`: whole discovery sessions scored against gold.
 
 A session is `NAME.conversation.jsonl` (rows `{"user": text}` or `{"upload": FILE}`, the file beside it)
 and `NAME.gold.json` (`fields`, `must_not`, `assumptions`, `probes`; DESIGN.md, "Evaluation file
 formats"). Each session is played through the real turn loop and ingest pipeline in a scratch project,
-then the saved state is scored through `scored_record`, the same record `forge brief --format json`
-prints, so what is scored is exactly what a PM can export.
+then the saved state is scored through `scored_record` (pmforge/outputs/record.py), the same record
+`forge brief --format json` prints, so what is scored is exactly what a PM can export.
 
 Everything below `evaluate_sessions` is a pure function over plain data, so the matcher is unit-tested
 without running a turn.
@@ -26,26 +26,7 @@ from pmforge.core.errors import ForgeError
 from pmforge.core.models import SessionState
 from pmforge.core.sentences import sentence_spans
 from pmforge.knowledge import builtin_catalogue
-
-# ---------------------------------------------------------------- the scored record
-
-
-def scored_record(state: SessionState) -> dict:
-    """The session's discovery output as plain JSON: the two skeletons and the working register.
-
-    Dumped from the models, so a field added to a skeleton is scored without touching this function.
-    An assumption's `history` is left out: it holds superseded values, which are exactly what
-    `must_not` checks are gone.
-    """
-    register = sorted((a for a in state.assumptions if not a.retired), key=lambda a: (a.number, a.id))
-    return {
-        "active_mode": state.active_mode,
-        "completed_modes": list(state.routing.completed_modes),
-        "problem_brief": state.problem_brief.model_dump(mode="json"),
-        "solution_evaluation": state.solution_evaluation.model_dump(mode="json"),
-        "register": [a.model_dump(mode="json", exclude={"history"}) for a in register],
-    }
-
+from pmforge.outputs.record import scored_record
 
 # ---------------------------------------------------------------- matching
 

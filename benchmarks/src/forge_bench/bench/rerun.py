@@ -11,14 +11,15 @@ import statistics
 import time
 from pathlib import Path
 
-from pmforge.surfaces.bench import session
-from pmforge.surfaces.bench.figures import scratch_projects
+from forge_bench.bench import session
+from forge_bench.bench.figures import scratch_projects
 
 
 def bench_rerun(turns: int = 300, files: int = 50, reruns: int = 5) -> dict:
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
+    import pmforge
     from pmforge.core import settings as config
     from pmforge.core.models import Turn
     from pmforge.ingest.pipeline import ingest_file
@@ -43,7 +44,7 @@ def bench_rerun(turns: int = 300, files: int = 50, reruns: int = 5) -> dict:
         build_s = time.perf_counter() - t0
 
         st.cache_resource.clear()
-        app = AppTest.from_file(str(Path(__file__).parents[1] / "app.py"), default_timeout=600)
+        app = AppTest.from_file(str(Path(pmforge.__file__).parent / "surfaces" / "app.py"), default_timeout=600)
         t0 = time.perf_counter()
         app.run()
         first = time.perf_counter() - t0

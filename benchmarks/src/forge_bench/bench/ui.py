@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from forge_bench.bench import browser
 from pmforge.core.errors import ForgeError
-from pmforge.surfaces.bench import browser
 
 if TYPE_CHECKING:
     from playwright.sync_api import ViewportSize
