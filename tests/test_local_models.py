@@ -138,3 +138,65 @@ def test_an_empty_model_answer_saves_nothing(served, stub):
     with pytest.raises(ForgeError, match="empty answer"):
         run_turn(served, "This message must not be lost.")
     assert served.state().turn_count == 0
+
+
+# --------------------------------------------------------------------------- a slow model, a model without tools
+
+
+def test_a_slow_first_word_is_waited_for_in_words_and_a_model_that_never_calls_tools_is_named_once(
+        served, stub, capsys, monkeypatch):
+    from pmforge.core import settings as config
+    from pmforge.core.workspace import take_notices
+    from pmforge.surfaces.cli import main as forge
+    from pmforge.turn import orchestrator
+
+    monkeypatch.setenv("FORGE_SLOW_MODEL_NOTICE_S", "0.2")
+    monkeypatch.setattr(orchestrator, "_TOLD_TOOLS_UNUSED", set())
+    config.get_settings.cache_clear()
+    messages = ["We want to cut fresh shrink.", "Store managers own it today.", "Patrick signs off on pilots.",
+                "The pilot has 20 stores."]
+    for n in range(len(messages)):  # routed, then a reply that calls no tool, slow to start; then its summary
+        stub.queue_openai(openai_tool_calls([("route", ROUTE)]), delayed(1.0, openai_text(f"Question 1: And {n}?")),
+                          openai_text("Summary."))
+    take_notices()
+    assert forge(["chat", served.ws.slug, *[arg for m in messages for arg in ("-m", m)]]) == 0
+    err = capsys.readouterr().err
+    assert err.count("Forge: waiting for the model (qwen-stub / route-stub at ") == len(messages)
+    assert err.count("has called none of Forge's tools in the last 3 replies") == 1  # said once, not per turn
+    assert "start llama-server with --jinja" in err
+
+
+def test_the_app_says_which_model_it_waits_for_once_the_first_words_are_slow():
+    from pmforge.surfaces.ui.welcome import waiting_caption
+
+    assert waiting_caption(1.0, 3.0, "smollm2 at http://127.0.0.1:8080/v1/") == "Thinking…"
+    assert waiting_caption(12.4, 3.0, "smollm2").startswith("Waiting for the model (smollm2)… 12 s.")
+    assert waiting_caption(60.0, 3.0, None) == "Thinking…"  # offline: never a model to wait for
+
+
+def test_a_forced_call_asks_for_schema_constrained_json_and_a_server_that_refuses_it_is_asked_without(
+        openai_services, stub):
+    """llama.cpp and Ollama turn a response_format's JSON schema into a grammar: even a small model that ignores
+    the tool answers with arguments that validate, read from the text as the call."""
+    llm = openai_services().llm
+    schema = {"type": "object", "properties": {"mode": {"enum": ["mode_1", "mode_2"]}}, "required": ["mode"]}
+    request = ChatRequest(purpose="route", model="claude-haiku-4-5", system=[SystemBlock(text="Route.")],
+                          messages=[Message.user("Go")], tools=[ToolSpec(name="a", description="a", input_schema=schema)],
+                          tool_choice={"type": "tool", "name": "a"})
+    stub.queue_openai(openai_text('{"mode": "mode_2"}'),
+                      error_reply(400, "response_format type json_schema is not supported"),
+                      openai_tool_calls([("a", {"mode": "mode_1"})]), openai_tool_calls([("a", {"mode": "mode_1"})]))
+    assert [(c.name, c.input) for c in llm.complete(request).tool_calls] == [("a", {"mode": "mode_2"})]
+    assert [(c.name, c.input) for c in llm.complete(request).tool_calls] == [("a", {"mode": "mode_1"})]
+    llm.complete(request)
+    formats = [r.get("response_format") for r in stub.openai_requests()]
+    assert formats == [{"type": "json_schema", "json_schema": {"name": "a", "schema": schema}}] * 2 + [None] * 2
+    # Free strings and lists are bounded in the grammar's schema: a small model cannot repeat its way past the cap.
+    from pmforge.llm.openai_llm import bounded_schema
+
+    listed = {"type": "object", "properties": {"why": {"type": "string"}, "tags": {"type": "array", "items": {
+        "type": "string", "enum": ["x", "y"]}}, "files": {"type": "array", "items": {"type": "string"}}}}
+    assert bounded_schema(listed) == {"type": "object", "properties": {
+        "why": {"type": "string", "maxLength": 240},
+        "tags": {"type": "array", "maxItems": 4, "items": {"type": "string", "enum": ["x", "y"]}},
+        "files": {"type": "array", "maxItems": 4, "items": {"type": "string", "maxLength": 80}}}}

@@ -138,10 +138,14 @@ def test_a_streamed_reply_with_tool_calls_and_a_second_round(served: Project, st
 
     first, second = phase_b(stub)
     assert first["stream"] is True and first["stream_options"] == {"include_usage": True}
-    # One system message (the static prefix and the turn's context), then the conversation.
+    # One system message, the static prefix alone (with the tool schemas after it, the same bytes every turn: a
+    # prefix the server's prompt cache reuses); the turn's context goes with the PM's message, in every round.
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    assert first["messages"][0]["content"] == pending.reply_request.system[0].text
     assert "You are Forge" in first["messages"][0]["content"]
-    assert "Uploaded document sections" in first["messages"][0]["content"]
+    pm = first["messages"][1]["content"]
+    assert "Uploaded document sections" in pm and pm.endswith(f"# The PM's message\n{MESSAGE}")
+    assert second["messages"][:2] == first["messages"]  # round 2 extends round 1: all of it is a cached prefix
     tools = {t["function"]["name"]: t["function"] for t in first["tools"]}
     assert set(tools["register_assumption"]["parameters"]["properties"]) == set(
         RegisterAssumption.model_json_schema()["properties"])

@@ -30,6 +30,10 @@ def cmd_bench(args) -> int:
         from forge_bench.bench.understand import bench_understand
 
         figures = bench_understand(Path(args.dir))
+    elif args.what == "local":
+        from forge_bench.bench.local import bench_local
+
+        figures = bench_local(turns=args.turns or 10)
     elif args.what == "cli":
         from forge_bench.bench.cli import bench_cli
 
@@ -129,13 +133,13 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("bench", help="print performance figures")
-    p.add_argument("what", choices=["cli", "cost", "ingest", "prompt", "recall", "latency", "rerun", "soak", "understand",
-                                    "ui"])
+    p.add_argument("what", choices=["cli", "cost", "ingest", "local", "prompt", "recall", "latency", "rerun", "soak",
+                                    "understand", "ui"])
     p.add_argument("--dir", default="benchmarks/sessions/dev", help="understand: a folder of discovery sessions")
     p.add_argument("--words", type=int, default=15_000, help="ingest: size of the generated report")
     p.add_argument("--turns", type=int,
-                   help="cli (8), cost (100), prompt (100), recall (360), latency (1000), rerun (300), soak (1000), "
-                        "ui (10): session length")
+                   help="cli (8), cost (100), local (10), prompt (100), recall (360), latency (1000), rerun (300), "
+                        "soak (1000), ui (10): session length")
     p.add_argument("--ops", type=int, default=200, help="soak: random uploads, replacements and deletions")
     p.add_argument("--chunks", type=int, default=10_000, help="latency: document chunks in the store")
     p.add_argument("--files", type=int, default=50, help="rerun: files in the project")

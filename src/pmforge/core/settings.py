@@ -93,6 +93,11 @@ class Settings(BaseSettings):
     openai_route_timeout_s: float = 30.0
     # The longest one call (retries and a slow stream included) may take before the turn fails in one sentence.
     openai_deadline_s: float = 300.0
+    # A model that has called none of Forge's tools in this many replies in a row is said to record nothing
+    # (once per project and process): it may not support tool calling, or the server needs --jinja.
+    tools_unused_notice_turns: int = 3
+    # A reply whose first words take longer than this is shown as waiting for the model, with the seconds.
+    slow_model_notice_s: float = 3.0
     voyage_model: str = "voyage-3.5-lite"
     voyage_dimensions: int = 512
     voyage_batch_size: int = 128  # texts per embedding call

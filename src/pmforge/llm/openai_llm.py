@@ -6,12 +6,17 @@ way out and reads the answers on the way back, so the turn code stays provider-a
 
 - tool schemas become `function` tools with the same JSON schema (generated once, from the tool models);
 - tool calls become an assistant message's `tool_calls`, tool results become `tool` messages;
-- the system blocks become one system message, without Anthropic's prompt-caching markers;
+- the system blocks become one system message, without Anthropic's prompt-caching markers. When some blocks are
+  marked cacheable (a reply's static instructions), only those form the system message, so that message and the
+  tool schemas the server's chat template renders after it are the same bytes on every turn, a prefix that
+  llama.cpp's and Ollama's prompt caches reuse; the per-turn blocks go with the PM's current message instead
+  (the last user message with text, which stays in place through every round of the tool loop);
 - Phase A's forced tool call becomes `tool_choice: "required"` when it is the only tool offered (llama.cpp
   accepts only the strings "auto", "none" and "required", and treats the object form as "auto"), else the
-  object naming the function (and "required" for good once a server refuses the object); a server that
-  ignores it and answers with the JSON in its text is read too, and the router validates either with
-  `RoutingDecision`.
+  object naming the function (and "required" for good once a server refuses the object). It also asks for
+  the arguments as JSON constrained to the tool's schema (`response_format`), which llama.cpp and Ollama
+  enforce with a grammar where a small model would otherwise ignore the tool; the JSON in the answer's text
+  is read as the call, and the router validates either with `RoutingDecision`.
 
 Tool-call arguments arrive as a JSON string: one that does not parse is handed on as that string, so the
 tool's validation refuses it and the model reads why in the tool result (the loop goes on).
@@ -38,6 +43,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import httpx
 import openai
+from pydantic import JsonValue
 
 from pmforge.core.errors import ForgeError
 from pmforge.core.settings import Settings
@@ -51,7 +57,7 @@ from pmforge.llm.base import (
     ToolSpec,
     Usage,
 )
-from pmforge.llm.messages import Message, ToolCall
+from pmforge.llm.messages import Message, TextPart, ToolCall
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +122,7 @@ class OpenAILLM(LLM):
         self.client, self.models = client, models
         self.route_timeout_s, self.deadline_s = route_timeout_s, deadline_s
         self.named_choice = True  # False once the server refused tool_choice naming a function
+        self.structured = True  # False once the server refused a response_format with a JSON schema
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "OpenAILLM":
@@ -129,7 +136,7 @@ class OpenAILLM(LLM):
         return f"{models} at {self.client.base_url}"
 
     def wire(self, request: ChatRequest, stream: bool = False) -> dict:
-        return chat_arguments(request, self.models[request.purpose], stream, self.named_choice)
+        return chat_arguments(request, self.models[request.purpose], stream, self.named_choice, self.structured)
 
     def _client_for(self, request: ChatRequest) -> tuple[openai.OpenAI, float]:
         """The client for this request and its overall deadline in seconds. Routing waits briefly and is
@@ -149,17 +156,24 @@ class OpenAILLM(LLM):
                           f"{KEPT}.")
 
     def _with_choice_fallback(self, request: ChatRequest, call: Callable[[dict], Any], stream: bool) -> Any:
-        """`call(args)`; when the server refuses a tool_choice naming a function, once more with "required"
-        (and from then on)."""
-        args = self.wire(request, stream)
-        try:
-            return call(args)
-        except openai.BadRequestError as exc:
-            if not (isinstance(args.get("tool_choice"), dict) and "tool_choice" in str(exc)):
-                raise
-            log.warning("The model server refused tool_choice naming a function; Forge sends \"required\" instead.")
-            self.named_choice = False
-            return call(self.wire(request, stream))
+        """`call(args)`; when the server refuses a tool_choice naming a function, or a response_format with a
+        JSON schema, once more without it (and from then on): "required", or no schema."""
+        for _ in range(2):
+            args = self.wire(request, stream)
+            try:
+                return call(args)
+            except openai.BadRequestError as exc:
+                if isinstance(args.get("tool_choice"), dict) and "tool_choice" in str(exc):
+                    log.warning("The model server refused tool_choice naming a function; Forge sends "
+                                "\"required\" instead.")
+                    self.named_choice = False
+                elif "response_format" in args and "response_format" in str(exc):
+                    log.warning("The model server refused a response_format with a JSON schema; Forge asks for "
+                                "the forced call without it.")
+                    self.structured = False
+                else:
+                    raise
+        return call(self.wire(request, stream))
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         client, deadline = self._client_for(request)
@@ -341,9 +355,13 @@ class bounded:
 # --------------------------------------------------------------------------- requests
 
 
-def chat_arguments(request: ChatRequest, model: str, stream: bool = False, named_choice: bool = True) -> dict:
+def chat_arguments(request: ChatRequest, model: str, stream: bool = False, named_choice: bool = True,
+                   structured: bool = True) -> dict:
     """The Chat Completions arguments for a Forge request. `named_choice` False: the server refuses a
-    tool_choice naming a function, so a forced call is sent as "required"."""
+    tool_choice naming a function, so a forced call is sent as "required". `structured`: a forced call of the
+    only tool offered also asks for its arguments as JSON text constrained to the tool's schema (llama.cpp and
+    Ollama turn the schema into a grammar, so even a small model answers with a decision that validates; a
+    server that calls the tool answers with the call as before)."""
     forced = forced_tool(request.tool_choice)
     system = list(request.system)
     if forced:
@@ -354,10 +372,36 @@ def chat_arguments(request: ChatRequest, model: str, stream: bool = False, named
         args["tools"] = chat_tools(request.tools)
         if request.tool_choice:
             args["tool_choice"] = chat_tool_choice(request.tool_choice, len(request.tools), named_choice)
+        if forced and structured and len(request.tools) == 1:
+            args["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": forced, "schema": bounded_schema(request.tools[0].input_schema)}}
     if stream:
         args["stream"] = True
         args["stream_options"] = {"include_usage": True}  # the usage comes in a last chunk
     return args
+
+
+# A grammar built from a schema has no length limits of its own: a small model then repeats a list item or a
+# phrase until the output cap cuts the JSON in half. These bounds keep a constrained answer short and whole
+# (a routing decision at its longest stays under Phase A's default output cap).
+GRAMMAR_MAX_CHARS, GRAMMAR_MAX_ITEM_CHARS, GRAMMAR_MAX_ITEMS = 240, 80, 4
+
+
+def bounded_schema(schema: JsonValue, max_chars: int = GRAMMAR_MAX_CHARS) -> JsonValue:
+    """`schema` with a length limit on every free string (shorter for a list's items) and an item limit on
+    every list, where it sets none."""
+    if isinstance(schema, list):
+        return [bounded_schema(item, max_chars) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    is_list = schema.get("type") == "array"
+    bounded = {key: bounded_schema(value, GRAMMAR_MAX_ITEM_CHARS if is_list and key == "items" else max_chars)
+               for key, value in schema.items()}
+    if bounded.get("type") == "string" and "enum" not in bounded:
+        bounded.setdefault("maxLength", max_chars)
+    if is_list:
+        bounded.setdefault("maxItems", GRAMMAR_MAX_ITEMS)
+    return bounded
 
 
 def chat_tools(tools: list[ToolSpec]) -> list[dict]:
@@ -382,14 +426,29 @@ def chat_tool_choice(choice: dict, tools: int = 1, named_choice: bool = True) ->
 
 def chat_messages(system: list[SystemBlock], messages: list[Message]) -> list[dict]:
     """One system message (many chat templates accept only one, first), then the conversation with tool
-    calls and results in OpenAI's shape. Caching markers are Anthropic's: they are not carried over."""
+    calls and results in OpenAI's shape. Caching markers are Anthropic's: they are not carried over, but
+    they decide what stays in the system message (see the module's notes)."""
+    fixed = [b for b in system if b.cache and b.text]
+    per_turn = [b for b in system if not b.cache and b.text] if fixed else []
+    current = _current_message(messages) if per_turn else None
+    if current is None:  # nothing to carry the per-turn blocks: everything stays in the system message
+        fixed, per_turn = [b for b in system if b.text], []
     out: list[dict] = []
-    system_text = "\n\n".join(b.text for b in system if b.text)
-    if system_text:
-        out.append({"role": "system", "content": system_text})
-    for message in messages:
+    if fixed:
+        out.append({"role": "system", "content": "\n\n".join(b.text for b in fixed)})
+    for index, message in enumerate(messages):
+        if index == current:
+            context = "\n\n".join(b.text for b in per_turn)
+            message = message.model_copy(update={"parts": [TextPart(text=f"{context}\n\n# The PM's message\n"
+                                                                          f"{message.text}")]})
         out.extend(_chat_message(message))
     return out
+
+
+def _current_message(messages: list[Message]) -> int | None:
+    """The index of the PM's current message: the last user message with text (tool results come after it)."""
+    return next((i for i in range(len(messages) - 1, -1, -1)
+                 if messages[i].role == "user" and messages[i].is_plain()), None)
 
 
 def _chat_message(message: Message) -> list[dict]:

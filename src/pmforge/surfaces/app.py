@@ -593,7 +593,10 @@ def show_message_job(project: Project, job: TurnJob, waiting_for: str, passage_o
             with text.container():
                 reply_body(job.text + ("" if job.status == DONE else " ▌"), job.sources, passage_of)
         else:
-            text.caption(waiting_for if job.status == "queued" else "Thinking…")
+            services = project.services
+            model = services.describe()["llm"] if services.llm.online else None
+            text.caption(waiting_for if job.status == "queued" else citations.literal(
+                welcome.waiting_caption(job.waiting_s(), project.settings.slow_model_notice_s, model)))
     return update
 
 

@@ -25,6 +25,7 @@ from pmforge.core.models import (
     TurnRecord,
 )
 from pmforge.core.tokens import count_tokens
+from pmforge.core.workspace import notify
 from pmforge.index.client import StoreUnavailable
 from pmforge.interviewer.rules import RouteInputs
 from pmforge.knowledge import Catalogue
@@ -140,6 +141,22 @@ def assemble_turn(opened: OpenedTurn, routed: RoutedTurn, retracted_reply: str =
     )
     execution = Execution(opened.llm, prompt, tool_ctx, settings.tool_loop_max_rounds)
     return PreparedReply(context, prompt, tool_ctx, execution)
+
+
+_TOLD_TOOLS_UNUSED: set[str] = set()  # projects already told, in this process
+
+
+def tell_if_tools_unused(project: Project, turns: list[Turn]) -> None:
+    """Say once when a model has called none of Forge's tools for several replies in a row: nothing reaches the
+    brief or the register then, which a PM would otherwise only notice much later."""
+    after = project.settings.tools_unused_notice_turns
+    recent = turns[-after:]
+    if project.ws.slug in _TOLD_TOOLS_UNUSED or len(recent) < after or any(t.tool_calls for t in recent):
+        return
+    _TOLD_TOOLS_UNUSED.add(project.ws.slug)
+    notify(f"The model ({project.services.describe()['llm']}) has called none of Forge's tools in the last "
+           f"{after} replies, so nothing it heard is being recorded in the brief or the assumption register. Use "
+           "a model that supports tool calling; with llama.cpp, start llama-server with --jinja.")
 
 
 class PendingTurn:
@@ -286,6 +303,8 @@ class PendingTurn:
             turn.tokens.phase_b, ",".join(c.name for c in turn.tool_calls) or "-",
         )
         self.saved, self.saved_state = turn, state
+        if self.project.services.llm.online:
+            tell_if_tools_unused(self.project, state.turns)
         return turn
 
     def remember(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 
 from pmforge.core.errors import ForgeError, without_kept_note
 from pmforge.surfaces.cli.common import ask, open_project, services, show_notices
@@ -50,19 +51,36 @@ def cmd_chat(args) -> int:
 def _answer(project, message: str, as_json: bool, verbose: bool = False) -> None:
     from pmforge.turn.orchestrator import start_turn
 
-    pending = start_turn(project, message)
-    if as_json:
-        record = pending.finish()
-        print(json.dumps(record.model_dump(mode="json"), ensure_ascii=False), flush=True)
-        return
-    print(f"\n> {message}\n")
-    for delta in pending:
-        print(delta, end="", flush=True)
+    waiting = _waiting_notice(project)  # a slow model's first words: say what Forge is waiting for
+    try:
+        pending = start_turn(project, message)
+        if as_json:
+            record = pending.finish()
+            print(json.dumps(record.model_dump(mode="json"), ensure_ascii=False), flush=True)
+            return
+        print(f"\n> {message}\n")
+        for delta in pending:
+            waiting.cancel()
+            print(delta, end="", flush=True)
+    finally:
+        waiting.cancel()
     record = pending.finish()
     print()
     if verbose:  # for people tuning Forge, not for PMs: on stderr, so the reply itself stays clean
         print(f"[turn {record.turn} · phase A {record.tokens.phase_a} tok · phase B {record.tokens.phase_b} tok]",
               file=sys.stderr, flush=True)
+
+
+def _waiting_notice(project) -> threading.Timer:
+    """A started timer that says on stderr, if the model has not answered within `slow_model_notice_s`, which
+    model Forge is waiting for (a local model on a CPU can take minutes). Cancel it at the first words."""
+    llm = project.services.llm
+    text = f"Forge: waiting for the model ({project.services.describe()['llm']})…"
+    timer = threading.Timer(project.settings.slow_model_notice_s, lambda: print(text, file=sys.stderr, flush=True))
+    timer.daemon = True
+    if llm.online:
+        timer.start()
+    return timer
 
 
 def cmd_undo(args) -> int:

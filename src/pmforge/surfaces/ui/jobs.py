@@ -62,6 +62,11 @@ class TurnJob(Job):
     text: str = ""        # the reply so far, as the page should show it
     sources: list[SourceRef] = field(default_factory=list)
     stop_asked: bool = False
+    started_at: float = 0.0  # time.monotonic() when Forge began answering it (0: not yet)
+
+    def waiting_s(self) -> float:
+        """How long Forge has been answering without a word to show yet."""
+        return time.monotonic() - self.started_at if self.started_at and not self.text else 0.0
 
 
 AnyJob = UploadJob | TurnJob  # what the queue holds
@@ -192,6 +197,7 @@ class ProjectJobs:
             if job.stop_asked:
                 job.status = STOPPED
                 return
+            job.started_at = time.monotonic()
             retracted = ""
             if job.replaces:
                 turns = project.state().turns

@@ -135,3 +135,13 @@ def plain_stage(stage: str) -> str:
         if stage.startswith(before):
             return after + stage[len(before):]
     return stage
+
+
+def waiting_caption(waited_s: float, slow_after_s: float, model: str | None) -> str:
+    """Under a message being answered, before its first words: what Forge is doing, and for a model that is
+    slow to start (a local model on a CPU can take minutes), which model it waits for and for how long."""
+    if model is None or waited_s < slow_after_s:
+        return "Thinking…"
+    return (f"Waiting for the model ({model})… {waited_s:.0f} s. A local model can take minutes; Stop keeps "
+            "your message.")
+
