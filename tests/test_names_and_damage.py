@@ -259,3 +259,29 @@ def test_a_lost_conversation_file_is_told_and_put_back_from_memory(project: Proj
     assert next_turn.returncode == 0 and "lost" not in next_turn.stderr
     assert [t.number for t in ws.load_state().turns] == [1, 2, 3]
     assert_consistent(isolated_env, project)
+
+
+def test_a_turn_taken_back_from_under_later_ones_is_told_and_numbering_stays_unique(project: Project,
+                                                                                   isolated_env: Path):
+    """What merging a clone that undid turn 2 (after this copy answered turn 3 on top of it) leaves: a retract
+    line for a middle turn. The turn leaves the session with a word, the later turn stays, and the next
+    message never takes a number already used."""
+    from pmforge.core import transcript
+
+    ws, slug = project.ws, project.ws.slug
+    for message in ["We lose 4 percent of bakery items to shrink.", "Maria Lopez has the final say on pilots.",
+                    "The pilot runs in 20 stores."]:
+        assert forge(isolated_env, "chat", slug, "-m", message).returncode == 0
+    second = ws.load_state().turns[1]
+    with ws.locked():
+        ws.transcript_file.append_lines(transcript.retract_line(second.id))
+
+    opened = forge(isolated_env, "brief", slug)
+    assert opened.returncode == 0, opened.stderr
+    assert (f"In '{slug}', turn 2 (\"Maria Lopez has the final say on pilots.\") was taken back in another copy "
+            "of this project after turn(s) 3 had been answered on top of it") in opened.stderr
+    assert "lost" not in opened.stderr  # taken back, not lost: no repair is offered
+    assert [t.number for t in ws.load_state().turns] == [1, 3]
+    assert forge(isolated_env, "chat", slug, "-m", "Store managers print the labels.").returncode == 0
+    assert [t.number for t in ws.load_state().turns] == [1, 3, 4]  # never a second turn 3
+    assert_consistent(isolated_env, project)

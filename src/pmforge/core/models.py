@@ -348,6 +348,12 @@ class SessionState(BaseModel):
     def turn_count(self) -> int:
         return len(self.turns)
 
+    @property
+    def last_turn_number(self) -> int:
+        """The latest turn's number; the next turn takes the one after it. It is not always `turn_count`: a turn
+        taken back in another copy of the project, after later turns, leaves a gap that is never reused."""
+        return self.turns[-1].number if self.turns else 0
+
     def next_assumption_id(self) -> str:
         return f"A{max((a.number for a in self.assumptions), default=0) + 1}"
 

@@ -75,6 +75,9 @@ class _Parsed:
     saved: dict[str, tuple[str, bool]] = field(default_factory=dict)
     early: dict[str, dict] = field(default_factory=dict)  # patches read before their turn (a union merge)
     retracted: set[str] = field(default_factory=set)  # taken back: never read, patched or written again
+    # Turns taken back after later turns were written on top of them (a merged clone's undo): the turn as it
+    # was, and the numbers of the turns that followed it then.
+    taken_from_under: list[tuple[Turn, list[int]]] = field(default_factory=list)
     warned: bool = False  # repeated turn numbers were logged once
 
     def apply(self, line: bytes, path: Path) -> None:
@@ -127,6 +130,8 @@ class _Parsed:
         i = self.where.pop(turn_id, None)
         if i is None:
             return
+        if i < len(self.turns) - 1:
+            self.taken_from_under.append((self.turns[i], [t.number for t in self.turns[i + 1:]]))
         del self.turns[i]
         self.where = {t.id: n for n, t in enumerate(self.turns)}  # rare (one undo): a full re-index is fine
 
@@ -201,6 +206,13 @@ def retracted(path: Path) -> set[str]:
     """The ids of the turns the file says were taken back."""
     with _cache_lock:
         return set(_refresh(path).retracted)
+
+
+def taken_from_under(path: Path) -> list[tuple[Turn, list[int]]]:
+    """Turns taken back after later turns had been answered on top of them (which only a merge of a clone that
+    undid a turn writes): each with the numbers of the turns that followed it."""
+    with _cache_lock:
+        return list(_refresh(path).taken_from_under)
 
 
 def unsaved(path: Path, turns: list[Turn]) -> bytes:

@@ -207,6 +207,7 @@ def _played_folder(folder: Path) -> Path:
 
 # The (project, saved, found) transcripts already reported short in this process: said once, not per load.
 _turns_lost_told: set[tuple[str, int, int]] = set()
+_turns_taken_told: set[tuple[str, str]] = set()  # (project, turn id): a turn taken back from under later ones
 
 
 class Workspace:
@@ -396,10 +397,29 @@ class Workspace:
             state = self._migrate_transcript()
         else:
             state.turns = transcript.load(self.transcript_path)
-            if len(state.turns) < state.turns_saved:
+            taken = self._tell_turns_taken_from_under()
+            if len(state.turns) + taken < state.turns_saved:
                 self._tell_turns_lost(state)
         state.schema_version = SCHEMA_VERSION
         return state
+
+    def _tell_turns_taken_from_under(self) -> int:
+        """Once per process and turn: a turn another copy of the project took back after later turns here were
+        answered on top of it. The later turns stay; their PM should look at them again. Returns how many."""
+        taken = transcript.taken_from_under(self.transcript_path)
+        for turn, later in taken:
+            key = (str(self.root.resolve()), turn.id)
+            if key in _turns_taken_told:
+                continue
+            _turns_taken_told.add(key)
+            first_line = next((line.strip() for line in turn.user.splitlines() if line.strip()), "")
+            after = ", ".join(map(str, later[:5])) + ("…" if len(later) > 5 else "")
+            notify(f"In '{self.slug}', turn {turn.number} (\"{printable(first_line)[:80]}\") was taken back in another "
+                   f"copy of this project after turn(s) {after} had been answered on top of it. It is no longer "
+                   f"part of the session; the later turns and what they recorded stay, but they may answer a "
+                   "question that is gone: look at them again. New turns are numbered after the latest one.",
+                   log_text=f"{self.slug}: turn {turn.number} ({turn.id}) retracted under turn(s) {after}")
+        return len(taken)
 
     def _tell_turns_lost(self, state: SessionState) -> None:
         """Once per process and project: the transcript holds fewer turns than the session saved."""

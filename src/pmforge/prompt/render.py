@@ -244,7 +244,7 @@ def routing_context(state: SessionState, budget: int, catalogue: Catalogue) -> s
     patterns = [catalogue.pattern_name(p) for p in r.patterns_fired]
     active = catalogue.find_probe(state.active_probe)
     lines = [
-        f"Mode: {state.active_mode}; turn {state.turn_count + 1}; active probe: " + (active.name if active else "none"),
+        f"Mode: {state.active_mode}; turn {state.last_turn_number + 1}; active probe: " + (active.name if active else "none"),
         "Probes satisfied: " + (", ".join(fired) if fired else "none yet"),
         "Patterns surfaced: " + (", ".join(patterns) if patterns else "none"),
     ]

@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass
 from typing import Generator
 
+from pmforge.core import transcript
 from pmforge.core.errors import ForgeError
 from pmforge.core.models import (
     Manifest,
@@ -105,7 +106,8 @@ def open_turn(project: Project, message: str) -> OpenedTurn:
             except ForgeError as exc:  # e.g. no embedder for the index in use: this reply needs none
                 log.warning("earlier turns of %s not yet remembered: %s", project.ws.slug, exc)
             seen = project.ws.state_signature()
-    number = state.turn_count + 1
+    forget_taken_from_under(project)
+    number = state.last_turn_number + 1
     worked_on, pasted = set_aside_paste(project, message, number)
     ledger = Ledger()
     return OpenedTurn(project=project, state=state, seen=seen, number=number, message=worked_on, pasted=pasted,
@@ -141,6 +143,19 @@ def assemble_turn(opened: OpenedTurn, routed: RoutedTurn, retracted_reply: str =
     )
     execution = Execution(opened.llm, prompt, tool_ctx, settings.tool_loop_max_rounds)
     return PreparedReply(context, prompt, tool_ctx, execution)
+
+
+_FORGOTTEN: set[str] = set()  # ids of turns taken back from under later ones, already dropped from memory here
+
+
+def forget_taken_from_under(project: Project) -> None:
+    """A turn another copy took back after later turns (a merged undo) leaves this copy's conversation memory,
+    as an undo here would have it: an earlier-turn search must never bring back what the PM took back."""
+    ids = {t.id for t, _ in transcript.taken_from_under(project.ws.transcript_path)} - _FORGOTTEN
+    if ids:
+        with project.write_window():
+            project.store.memory.delete_turns(ids)
+        _FORGOTTEN.update(ids)
 
 
 _TOLD_TOOLS_UNUSED: set[str] = set()  # projects already told, in this process
@@ -204,7 +219,7 @@ class PendingTurn:
         if ws.state_signature() == self.seen:  # covers state.json (every save is a new file) and the transcript
             return state
         current = ws.load_state()
-        if current.turn_count != self.number - 1:
+        if current.last_turn_number != self.number - 1:
             raise ForgeError("This project changed in another window while Forge was replying (another message "
                              "was answered first); your message was not saved — send it again.")
         if session_fields(current) == session_fields(self.state):
