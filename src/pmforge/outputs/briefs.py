@@ -42,14 +42,32 @@ def _words(value: str) -> str:
     return value.replace("_", " ").strip().capitalize()
 
 
+# What would make an exported document load or run something when a viewer renders it: raw HTML (a tag, a
+# comment, an autolink), an image, and a link to anything but a web or mail address.
+_RAW_HTML = re.compile(r"<(?=[A-Za-z/!?])")
+_IMAGE = re.compile(r"!(?=\[)")
+_OTHER_SCHEME = re.compile(r"\]\((?=\s*<?\s*(?!https?:|mailto:)[A-Za-z][A-Za-z0-9+.\-]*:)")
+_REFERENCE_DEFINITION = re.compile(r"^(\s{0,3})\[(?=[^\]\n]+\]:)", re.M)
+
+
+def inert_markdown(text: str) -> str:
+    """Markdown from the PM, a document or a model, made inert for an export: its formatting stays, but a tag
+    is text, an image is a plain link to its address, and a link to another scheme (javascript:, data:) is not a
+    link."""
+    text = _RAW_HTML.sub(r"\\<", text)
+    text = _IMAGE.sub(r"\\!", text)
+    text = _OTHER_SCHEME.sub(r"]\\(", text)
+    return _REFERENCE_DEFINITION.sub(r"\1\\[", text)
+
+
 def escape_markdown(text: str) -> str:
-    """One line of state text, safe inside a paragraph, bullet or table cell.
+    """One line of state text, safe inside a paragraph, bullet or table cell, and inert (`inert_markdown`).
 
     Emphasis the model wrote (`**bold**`, `*italic*`, `_italic_`) is kept; what would break the document's
     structure is escaped: backslashes, pipes (table cells), newlines (bullets, rows) and block markers.
     """
     text = " ".join(str(text).split())
-    text = text.replace("\\", "\\\\").replace("|", "\\|")
+    text = inert_markdown(text.replace("\\", "\\\\").replace("|", "\\|"))
     text = re.sub(r"^(#|>|[-+*](?= ))", r"\\\1", text)  # would start a heading, quote or bullet
     return re.sub(r"^(\d+)\.(?= )", r"\1\\.", text)  # would start a numbered list
 

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pmforge.core.models import SessionState, Turn
 from pmforge.core.words import counted
-from pmforge.outputs.briefs import escape_markdown
+from pmforge.outputs.briefs import escape_markdown, inert_markdown
 from pmforge.outputs.word import markdown_to_docx
 from pmforge.prompt.render import for_display
 
@@ -38,7 +38,7 @@ def _pm_words(message: str) -> list[str]:
 
 
 def _forge_words(reply: str) -> str:
-    return _HEADING.sub("#### ", reply.strip()) or "_(no reply)_"
+    return inert_markdown(_HEADING.sub("#### ", reply.strip())) or "_(no reply)_"
 
 
 def _turn_markdown(turn: Turn) -> list[str]:

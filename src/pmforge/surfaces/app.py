@@ -121,7 +121,7 @@ def project_picker(services) -> str | None:
         ui.project = projects[0] if projects else None
     toast, ui.project_toast = ui.project_toast, ""
     if toast:
-        st.toast(toast, icon=":material/check_circle:")
+        st.toast(citations.literal(toast), icon=":material/check_circle:")
     if projects:
         labels = picker_labels(names)
         # The widget's key follows the names shown: a browser keeps a widget's old labels otherwise (a rename
@@ -137,7 +137,7 @@ def project_picker(services) -> str | None:
                 st.text_input("Project name", placeholder="e.g. Fresh shrink pilot", key=WidgetKeys.NEW_PROJECT_NAME)
                 st.form_submit_button("Create project", on_click=_create_project, args=(services,))
             if ui.create_error:
-                st.error(ui.create_error)
+                st.error(citations.literal(ui.create_error))
         if ui.project:
             rename_menu(services, ui.project, names[ui.project])
             delete_menu(services, ui.project, names[ui.project])
@@ -152,7 +152,7 @@ def rename_menu(services, slug: str, name: str) -> None:
                           help=f"The folder, and the name commands take, stay '{slug}'.")
             st.form_submit_button("Rename", on_click=_rename_project, args=(services, slug))
         if ui.rename_error:
-            st.error(ui.rename_error)
+            st.error(citations.literal(ui.rename_error))
 
 
 def delete_menu(services, slug: str, name: str) -> None:
@@ -164,7 +164,7 @@ def delete_menu(services, slug: str, name: str) -> None:
             st.form_submit_button("Delete project", type="primary", on_click=_delete_project,
                                   args=(services, slug))
         if ui.delete_error:
-            st.error(ui.delete_error)
+            st.error(citations.literal(ui.delete_error))
 
 
 def notify(ok: bool, text: str) -> None:
@@ -174,7 +174,7 @@ def notify(ok: bool, text: str) -> None:
 
 def show_notices() -> None:
     for ok, text in ui.take_notices():
-        (st.success if ok else st.error)(text)
+        (st.success if ok else st.error)(citations.literal(text))
 
 
 def files_panel(project: Project) -> None:
@@ -314,9 +314,9 @@ def looked_at(turn: Turn) -> None:
                 f"patterns `{', '.join(d.patterns) or '—'}`, retrieval `{'yes' if d.requires_retrieval else 'skipped'}`"
             )
             if d.reasoning:
-                st.caption(d.reasoning)
+                st.caption(citations.literal(d.reasoning))
         # The passages themselves open from the sources list above.
-        st.markdown("**Document sections:** " + (", ".join(s.citation for s in turn.sources) or "none"))
+        st.markdown("**Document sections:** " + (citations.literal(", ".join(s.citation for s in turn.sources)) or "none"))
         st.markdown("**Earlier turns:** " + (", ".join(map(str, turn.retrieved.conversations)) or "none"))
         t = turn.tokens
         st.caption(
@@ -444,6 +444,12 @@ def reply_body(text: str, sources: Iterable[SourceRef] = (), passage_of=lambda s
     st.markdown(citations.linked_reply(text, list(sources), passage_of), unsafe_allow_html=True)
 
 
+def message_body(message: str) -> None:
+    """The PM's message as written (a paste's opening words as a quote): its Markdown formatting shows, but
+    nothing in it loads or runs (an image link, HTML)."""
+    st.markdown(citations.untrusted_markdown(render.for_display(message)), unsafe_allow_html=True)
+
+
 def question_picker(turn: Turn) -> None:
     """Under the latest reply: which of its questions the next message answers (told to Forge with it)."""
     questions = questions_of(turn.assistant)
@@ -492,7 +498,7 @@ def _send_edit(project: Project, turn: Turn) -> None:
 
 def show_turn(project: Project, turn: Turn, latest: bool, passage_of, title: str) -> None:
     with st.chat_message("user"):
-        st.markdown(render.for_display(turn.user))
+        message_body(turn.user)
     with st.chat_message("assistant"):
         reply_body(turn.assistant, turn.sources, passage_of)
         if latest:
@@ -569,7 +575,7 @@ def show_upload(job: UploadJob) -> Callable[[bool], None]:
 def show_message_job(project: Project, job: TurnJob, waiting_for: str, passage_of) -> Callable[[bool], None]:
     """A message being answered (streamed as it comes) or waiting its turn; returns what updates it."""
     with st.chat_message("user"):
-        st.markdown(render.for_display(job.message))
+        message_body(job.message)
     with st.chat_message("assistant"):
         text = st.empty()
         stop = st.empty()
@@ -624,7 +630,7 @@ def chat(project: Project) -> None:
     state = project.state()
     starter, ui.starter = ui.starter, ""
     message = st.chat_input("Tell Forge about your product question…") or starter or None
-    st.title(state.project_name or project.ws.slug)
+    st.title(citations.literal(state.project_name or project.ws.slug))
     if state.recovered_from:
         st.warning(f"This session restarted because the saved one could not be read; the old file is kept as "
                    f"{state.recovered_from} in the project folder.")
@@ -653,7 +659,7 @@ def chat(project: Project) -> None:
         show_turn(project, turn, latest=turn is state.turns[-1], passage_of=passage_of, title=title)
     error, ui.turn_error = ui.turn_error, ""
     if error:
-        st.error(error)
+        st.error(citations.literal(error))
     if ui.kept_message and not active and not message:
         kept_message_notice(project)
     if message:
@@ -684,7 +690,7 @@ def chat(project: Project) -> None:
 
 def kept_message_notice(project: Project) -> None:
     reason = ui.kept_reason or "Your last message was not answered."
-    st.info(f"{reason} Your message is kept here: “{ui.kept_message}”", icon=":material/undo:")
+    st.info(f"{reason} Your message is kept here: “{citations.literal(ui.kept_message)}”", icon=":material/undo:")
     st.button("Send it again", key="send-kept", icon=":material/send:", on_click=_send_kept, args=(project,))
 
 
@@ -697,7 +703,7 @@ def main() -> None:
     try:
         services = resources.services()
     except ForgeError as exc:
-        st.error(str(exc))
+        st.error(citations.literal(str(exc)))
         return
     with st.sidebar:
         st.header("Forge")
@@ -706,7 +712,7 @@ def main() -> None:
         try:
             project = resources.project(slug) if slug else None
         except ForgeError as exc:  # e.g. the Chroma server is down: say so; the next rerun tries again
-            st.error(str(exc))
+            st.error(citations.literal(str(exc)))
             return
         if project and project.recovered:
             st.warning(f"Forge stopped during an earlier operation ({project.recovered}); it was finished "
@@ -718,14 +724,14 @@ def main() -> None:
                 state = project.state()
                 project.manifest()  # a git conflict in either file stops here, in one sentence
             except UnresolvedConflict as exc:
-                st.error(str(exc))
+                st.error(citations.literal(str(exc)))
                 return
             except ForgeError as exc:  # an unreadable state.json was just moved aside: say so once
-                st.error(shown := str(exc))
+                st.error(citations.literal(shown := str(exc)))
                 state = project.state()  # the fresh session that replaced it
             for notice in take_notices():  # e.g. an upload a crash cut short, listed for a retry
                 if notice != shown:
-                    st.warning(notice)
+                    st.warning(citations.literal(notice))
             report_finished(project)  # before the files panel, so an upload's result shows in this run
             catalogue = project.catalogue()
             panels.session_badge(state, catalogue)
@@ -747,7 +753,7 @@ def main() -> None:
     try:
         ensure_indexed(project)
     except ForgeError as exc:
-        st.error(str(exc))
+        st.error(citations.literal(str(exc)))
         return
     chat(project)
     shown_example, ui.example_shown = ui.example_shown, ""

@@ -623,7 +623,7 @@ def linked_reply(reply_markdown: str, sources: list, passage_of: Callable[[objec
     for source in sources:
         by_citation.setdefault(source.citation, []).append(source)
     if not by_citation:
-        return _safe_links(_markdown(reply_markdown))
+        return untrusted_markdown(reply_markdown)
 
     segments = _segments(reply_markdown)
     citations = sorted(by_citation, key=len, reverse=True)
@@ -694,6 +694,12 @@ def passage_markdown(passage: str) -> str:
 # A bare http address or e-mail still becomes a link: GitHub's autolinks are found in the text after escapes.
 _MARKUP = re.compile(r"[\\`*_\[\]<>!|~:$&#/]")
 _LINE_START = re.compile(r"^(?:([-+=])|(\d+)([.)]))")  # a list item or a rule
+
+
+def untrusted_markdown(text: str) -> str:
+    """Markdown written by someone Forge does not vouch for (the PM, a model, a document) for
+    `st.markdown(..., unsafe_allow_html=True)`: its formatting stays; no HTML, image or unsafe link comes of it."""
+    return _safe_links(_markdown(text))
 
 
 def literal(text: str) -> str:

@@ -11,6 +11,7 @@ from pmforge.core.models import AssumptionStatus, Manifest, ManifestEntry, Sessi
 from pmforge.knowledge import Catalogue
 from pmforge.llm.costs import meter_lines
 from pmforge.outputs.briefs import problem_brief_markdown, solution_evaluation_markdown
+from pmforge.surfaces.ui.citations import literal, untrusted_markdown
 from pmforge.tools.assumptions import dependents
 
 MODE_NAMES = {"mode_1": "Mode 1 · Discover & Frame", "mode_2": "Mode 2 · Evaluate Solution"}
@@ -48,7 +49,10 @@ def session_badge(state: SessionState, catalogue: Catalogue) -> None:
 
 def org_context_panel(manifest: Manifest) -> None:
     with st.expander("Organisation context"):
-        st.markdown(manifest.org_context or "_Nothing recorded yet. Tell Forge \u201cFor context, \u2026\u201d._")
+        if manifest.org_context:  # the PM's words or a file's: shown, never loaded or run
+            st.markdown(untrusted_markdown(manifest.org_context), unsafe_allow_html=True)
+        else:
+            st.markdown("_Nothing recorded yet. Tell Forge \u201cFor context, \u2026\u201d._")
 
 
 def register_panel(state: SessionState) -> None:
@@ -67,8 +71,8 @@ def register_panel(state: SessionState) -> None:
             rests = f" · rests on {', '.join(a.depends_on)}" if a.depends_on else ""
             held = dependents(state, a.id)
             holds = f" · holds up {', '.join(held)}" if held else ""
-            st.markdown(f"**{a.id}** :{STATUS_COLOUR[a.status]}[{a.status.replace('_', ' ')}] {a.claim}")
-            st.caption(f"{a.type.replace('_', ' ')} · impact {a.impact} · {a.confidence}{rests}{holds}")
+            st.markdown(f"**{a.id}** :{STATUS_COLOUR[a.status]}[{a.status.replace('_', ' ')}] {literal(a.claim)}")
+            st.caption(f"{a.type.replace('_', ' ')} · impact {a.impact} · {a.confidence}{literal(rests + holds)}")
 
 
 def skeleton_panel(state: SessionState, manifest: Manifest, catalogue: Catalogue) -> None:
@@ -83,18 +87,18 @@ def skeleton_panel(state: SessionState, manifest: Manifest, catalogue: Catalogue
     with st.expander("Show the fields"):
         if mode_2:
             ev = state.solution_evaluation
-            st.markdown(f"**Solution:** {ev.solution_name or '—'}")
+            st.markdown(f"**Solution:** {literal(ev.solution_name or '—')}")
             for dim in ("value", "usability", "feasibility", "viability"):
                 risk = getattr(ev, f"{dim}_risk")
-                st.markdown(f"**{dim.title()} risk:** {risk.level} — {risk.summary or '…'}")
+                st.markdown(f"**{dim.title()} risk:** {risk.level} — {literal(risk.summary or '…')}")
             st.markdown(f"**Build vs buy:** {ev.build_vs_buy.recommendation}")
-            st.markdown(f"**Validation:** {ev.validation_plan.approach or '—'}")
+            st.markdown(f"**Validation:** {literal(ev.validation_plan.approach or '—')}")
             st.markdown(f"**Go / no-go:** {ev.go_no_go.recommendation.replace('_', ' ')}")
         else:
             b = state.problem_brief
-            st.markdown(f"**Problem:** {b.problem_statement or '—'}")
-            st.markdown(f"**Audience:** {b.target_audience or '—'}")
-            st.markdown("**Stakeholders:** " + (", ".join(f"{s.name} ({s.role.replace('_', ' ')})"
+            st.markdown(f"**Problem:** {literal(b.problem_statement or '—')}")
+            st.markdown(f"**Audience:** {literal(b.target_audience or '—')}")
+            st.markdown("**Stakeholders:** " + (", ".join(f"{literal(s.name)} ({s.role.replace('_', ' ')})"
                                                         for s in b.stakeholders) or "—"))
             m = b.success_metrics
             st.markdown(f"**Metrics:** {len(m.leading)} leading, {len(m.lagging)} lagging, "
@@ -102,9 +106,9 @@ def skeleton_panel(state: SessionState, manifest: Manifest, catalogue: Catalogue
             c = b.decision_criteria
             st.markdown(f"**Criteria:** {len(c.proceed_if)} proceed-if, {len(c.do_not_proceed_if)} stop-if")
             if b.why_now:
-                st.markdown(f"**Why now:** {b.why_now}")
+                st.markdown(f"**Why now:** {literal(b.why_now)}")
             if b.day_one_use_case:
-                st.markdown(f"**Day one:** {b.day_one_use_case}")
+                st.markdown(f"**Day one:** {literal(b.day_one_use_case)}")
             if b.out_of_scope:
                 st.markdown(f"**Out of scope:** {len(b.out_of_scope)} item{'s' * (len(b.out_of_scope) != 1)}")
 
