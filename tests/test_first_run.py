@@ -303,3 +303,39 @@ def test_renaming_the_demo_renames_its_copy_and_the_picker_shows_it(isolated_env
     Workspace.open(isolated_env / "projects", "demo").rename("My store pilot")
     assert display_names(isolated_env / "projects")["demo"] == "My store pilot"
     assert _tree(committed) == before
+
+
+def test_a_changed_example_refreshes_an_unplayed_copy_keeps_a_played_one_with_a_word_and_a_gone_one_stays(
+        isolated_env):
+    from forge_cli import run_forge
+
+    projects = isolated_env / "projects"
+    committed = _place_demo(projects)
+    env = {"FORGE_PROJECTS_DIR": str(projects), "FORGE_LLM": "offline", "FORGE_EMBEDDINGS": "local"}
+
+    def forge(*args: str) -> subprocess.CompletedProcess:
+        return run_forge(isolated_env, *args, env=env)
+
+    copy = demo.working_folder(committed)
+    # A pull changes the shipped demo: a copy the PM only opened is made again from the new version.
+    (committed / "context.md").write_text("The shipped demo, second edition.\n", encoding="utf-8")
+    assert forge("files", "demo").returncode == 0
+    assert (copy / "context.md").read_text(encoding="utf-8") == "The shipped demo, second edition.\n"
+
+    # Played, then changed again: the PM's copy is kept as it is, and they are told once.
+    assert forge("chat", "demo", "-m", "Regional directors review shrink monthly.").returncode == 0
+    played = (copy / "turns.jsonl").read_bytes()
+    (committed / "context.md").write_text("The shipped demo, third edition.\n", encoding="utf-8")
+    opened = forge("files", "demo")
+    assert opened.returncode == 0 and "The shipped example 'demo' has changed since you started playing it" in (
+        opened.stderr)
+    assert (copy / "turns.jsonl").read_bytes() == played
+    assert "has changed" not in forge("files", "demo").stderr  # said once
+
+    # A pull removes the shipped demo: the played copy is still a project, under its name, with a word.
+    shutil.rmtree(committed)
+    assert [line.split("\t")[0] for line in forge("projects").stdout.splitlines()] == ["demo"]
+    chat = forge("chat", "demo", "-m", "Store managers print the labels.")
+    assert chat.returncode == 0, chat.stderr
+    assert "The shipped example 'demo' is no longer in this copy of the repository" in chat.stderr
+    assert b"Store managers print the labels." in (copy / "turns.jsonl").read_bytes()

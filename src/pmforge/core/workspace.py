@@ -200,9 +200,10 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def _played_folder(folder: Path) -> Path:
     """Where a project's current names live: a shipped example's working copy once it has one (a rename
-    in the app renames the copy), else the folder itself. Listing never makes a copy."""
+    in the app renames the copy), else the folder itself; a played copy whose example is gone, the copy.
+    Listing never makes a copy."""
     copy = demo.copy_of(folder)
-    return copy if demo.is_example(folder) and (copy / "state.json").is_file() else folder
+    return copy if (demo.is_example(folder) or not folder.exists()) and (copy / "state.json").is_file() else folder
 
 
 # The (project, saved, found) transcripts already reported short in this process: said once, not per load.
@@ -284,13 +285,19 @@ class Workspace:
         # The slug, then the one a name got before other scripts were spelled (an older project's folder).
         for slug in dict.fromkeys((slugify(name), legacy_slug(name))):
             if slug and (folder / slug / cls.STATE).exists():
-                return cls(demo.working_folder(folder / slug))  # a shipped example opens as its own copy
+                # A shipped example opens as its own copy (made again while unplayed when the example changed).
+                return cls(demo.working_folder(folder / slug, tell=notify))
+            kept = demo.copy_of(folder / slug) if slug else None
+            if kept is not None and kept in demo.orphaned_copies(folder):
+                notify(f"The shipped example '{slug}' is no longer in this copy of the repository; the copy you played "
+                       "is kept and opens as before.")
+                return cls(kept)
         # A renamed project keeps its folder: its new display name finds it too (`forge chat "New name"`).
         wanted = printable(" ".join(name.split())).casefold()
         named = [slug for slug, shown in display_names(projects_root).items()
                  if " ".join(shown.split()).casefold() == wanted]
         if len(named) == 1:
-            return cls(demo.working_folder(folder / named[0]))
+            return cls.open(projects_root, named[0])
         raise ForgeError(f"There is no project called '{name}'. Create it with: forge new \"{name}\"")
 
     def read_display_name(self) -> str:
@@ -660,8 +667,10 @@ def list_projects(projects_root: Path) -> list[str]:
     root = projects_folder(projects_root)
     if not root.is_dir():
         return []
-    # A dot-folder is a project being deleted (see `Workspace.remove`), never one to list.
+    # A dot-folder is a project being deleted (see `Workspace.remove`), never one to list. A played copy of an
+    # example that is gone is listed under the example's name.
     found = [p for p in root.iterdir() if not p.name.startswith(".") and (p / Workspace.STATE).is_file()]
+    found += demo.orphaned_copies(root)
     found.sort(key=lambda p: (p / Workspace.STATE).stat().st_mtime, reverse=True)
     return [p.name for p in found]
 
