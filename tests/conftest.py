@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -129,3 +130,9 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.xdist_group("browser"))
+
+
+def as_shown(markdown: str) -> str:
+    """What a person reads of text the app escaped to show it as written (`citations.literal`): the escapes go."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+

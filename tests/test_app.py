@@ -8,6 +8,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import pmforge
+from conftest import as_shown
 from docs import research_docx
 from pmforge.interviewer.questions import questions_in
 
@@ -131,7 +132,7 @@ def test_generate_and_download_the_brief(app: AppTest, isolated_env):
     app.chat_input[0].set_value("The problem is that bakery shrink is 9 percent in enterprise stores.").run()
     [b for b in app.sidebar.button if b.label == "Generate problem brief"][0].click().run()
     assert not app.exception
-    notes = [s.value.replace("\\", "") for s in app.sidebar.success]  # shown as written: its markup escaped
+    notes = [as_shown(s.value) for s in app.sidebar.success]
     assert notes and notes[0].startswith("Problem brief written. Still to be confirmed:") and "Stakeholders" in notes[0]
     labels = [d.label for d in app.sidebar.get("download_button")]
     assert "Problem brief (.md)" in labels and "Problem brief (.docx)" in labels

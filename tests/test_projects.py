@@ -15,6 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from chroma_server import ChromaServer
+from conftest import as_shown
 from docs import PLAN
 from forge_cli import run_forge
 from pmforge.core.workspace import Workspace, display_name, picker_labels
@@ -276,10 +277,10 @@ def test_rename_from_the_sidebar(app: AppTest, isolated_env):
     picker = app.sidebar.selectbox[0]
     assert picker.value == "fresh-shrink-pilot" and picker.options == ["Shrink pilot, Midwest"]
     assert _popover(app, "Rename").proto.popover.open is False
-    assert [t.value for t in app.toast] == ["Renamed to 'Shrink pilot, Midwest'; its folder stays "
+    assert [as_shown(t.value) for t in app.toast] == ["Renamed to 'Shrink pilot, Midwest'; its folder stays "
                                             "'fresh-shrink-pilot'."]
     assert (isolated_env / "projects" / "fresh-shrink-pilot" / "state.json").exists()
-    assert app.title[0].value == "Shrink pilot, Midwest"  # the session's name followed
+    assert as_shown(app.title[0].value) == "Shrink pilot, Midwest"  # the session's name followed
 
 
 def test_delete_from_the_sidebar_asks_then_opens_another_project(app: AppTest, isolated_env):
@@ -294,7 +295,8 @@ def test_delete_from_the_sidebar_asks_then_opens_another_project(app: AppTest, i
     assert "Deleting 'Beta' removes its folder" in app.sidebar.info[0].value
     app.sidebar.text_input(key="delete-beta").set_value("Alpha")  # not this project's name
     _button(app, "Delete project").click().run()
-    assert [e.value for e in app.sidebar.error] == ["Nothing was deleted: type 'Beta' to delete this project."]
+    assert [as_shown(e.value) for e in app.sidebar.error] == [
+        "Nothing was deleted: type 'Beta' to delete this project."]
     assert (projects / "beta").exists()
 
     app.sidebar.text_input(key="delete-beta").set_value("beta")
@@ -304,7 +306,7 @@ def test_delete_from_the_sidebar_asks_then_opens_another_project(app: AppTest, i
     assert app.sidebar.selectbox[0].value == "alpha"  # another project opens
     assert app.sidebar.selectbox[0].options == ["Alpha"]
     assert _popover(app, "Delete…").proto.popover.open is False
-    assert [t.value for t in app.toast] == ["Deleted project 'Beta' (beta): its folder and its embedded "
+    assert [as_shown(t.value) for t in app.toast] == ["Deleted project 'Beta' (beta): its folder and its embedded "
                                             "vector store."]
 
     # Made again under the same name, it is a fresh project (no cached one from before the delete).
@@ -312,7 +314,7 @@ def test_delete_from_the_sidebar_asks_then_opens_another_project(app: AppTest, i
     assert app.sidebar.selectbox[0].value == "beta"
     assert "plan.md" not in " ".join(m.value for m in app.sidebar.markdown)
     app.sidebar.get("file_uploader")[0].upload("plan.md", PLAN, "text/markdown").run()
-    assert not app.exception and [s.value for s in app.sidebar.success] == ["Indexed plan.md: 1 passage in 1 "
+    assert not app.exception and [as_shown(s.value) for s in app.sidebar.success] == ["Indexed plan.md: 1 passage in 1 "
                                                                            "section."]
 
     for slug in ("beta", "alpha"):  # deleting the last project leaves the empty state
