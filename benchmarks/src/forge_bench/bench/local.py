@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from typing import Any
 
 from forge_bench.bench import session
 from forge_bench.bench.figures import scratch_projects
@@ -40,7 +41,7 @@ def bench_local(turns: int = 10) -> dict:
         started = time.perf_counter()
         upload = ingest_file(project, "plan.md", PLAN)
         upload_s = time.perf_counter() - started
-        rows = []
+        rows: list[dict[str, Any]] = []
         for number, message in enumerate(session.messages(turns), start=1):
             started = time.perf_counter()
             record = run_turn(project, message)
