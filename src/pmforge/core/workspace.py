@@ -208,7 +208,8 @@ def _played_folder(folder: Path) -> Path:
 
 # The (project, saved, found) transcripts already reported short in this process: said once, not per load.
 _turns_lost_told: set[tuple[str, int, int]] = set()
-_turns_taken_told: set[tuple[str, str]] = set()  # (project, turn id): a turn taken back from under later ones
+_turns_taken_told: set[tuple[str, str]] = set()
+_orphans_told: set[str] = set()  # played copies of examples that are gone, already said  # (project, turn id): a turn taken back from under later ones
 
 
 class Workspace:
@@ -289,8 +290,10 @@ class Workspace:
                 return cls(demo.working_folder(folder / slug, tell=notify))
             kept = demo.copy_of(folder / slug) if slug else None
             if kept is not None and kept in demo.orphaned_copies(folder):
-                notify(f"The shipped example '{slug}' is no longer in this copy of the repository; the copy you played "
-                       "is kept and opens as before.")
+                if str(kept) not in _orphans_told:  # once per process
+                    _orphans_told.add(str(kept))
+                    notify(f"The shipped example '{slug}' is no longer in this copy of the repository; the copy you "
+                           "played is kept and opens as before.")
                 return cls(kept)
         # A renamed project keeps its folder: its new display name finds it too (`forge chat "New name"`).
         wanted = printable(" ".join(name.split())).casefold()
