@@ -277,10 +277,14 @@ def test_the_merge_rules_keep_both_sides_and_say_what_was_set_aside():
     assert any("active_mode" in n and "mode_1" in n for n in notes)
     assert any("kept it as A2" in n for n in notes)
     manifest, notes = conflicts.merge_manifest(
-        {"file_summaries": [{"file_id": "a", "filename": "x.md", "uploaded_at": "2025-01-01"}]},
-        {"file_summaries": [{"file_id": "b", "filename": "X.md", "uploaded_at": "2025-01-03"},
-                            {"file_id": "c", "filename": "y.md", "uploaded_at": "2025-01-02"}]})
-    assert [f["file_id"] for f in manifest["file_summaries"]] == ["b", "c"] and "(2025-01-01)" in notes[0]
+        {"file_summaries": [{"file_id": "a", "filename": "x.md", "uploaded_at": "2025-01-01"},
+                            {"file_id": "d", "filename": "Straße.md", "uploaded_at": "2025-01-01"}]},
+        {"file_summaries": [{"file_id": "b", "filename": "x.md", "uploaded_at": "2025-01-03"},
+                            {"file_id": "c", "filename": "y.md", "uploaded_at": "2025-01-02"},
+                            {"file_id": "e", "filename": "STRASSE.md", "uploaded_at": "2025-01-02"}]})
+    # One name uploaded on both sides: the later upload. Names alike but for case are two files, as on upload.
+    assert sorted(f["file_id"] for f in manifest["file_summaries"]) == ["b", "c", "d", "e"]
+    assert len(notes) == 1 and "(2025-01-01)" in notes[0]
     assert conflicts.renumber([1, 2, 3, 3, 4, 6, 6]) == [1, 2, 3, 4, 5, 6, 7]
     with pytest.raises(conflicts.Unmergeable):
         conflicts.parse_sides('{\n<<<<<<< HEAD\n "a": 1,\n=======\n "a": \n>>>>>>> x\n}\n')

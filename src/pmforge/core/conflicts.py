@@ -14,6 +14,7 @@ noted, so the PM can see what was set aside.
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 START, MIDDLE, BASE, END = "<<<<<<<", "=======", "|||||||", ">>>>>>>"
@@ -155,7 +156,8 @@ def merge_state(ours: dict, theirs: dict) -> tuple[dict, list[str]]:
 
 def merge_manifest(ours: dict, theirs: dict) -> tuple[dict, list[str]]:
     """project_state.json: every file of both sides by file id; two versions of one file name (each clone
-    uploaded its own) keep the later upload, and the other is noted."""
+    uploaded its own) keep the later upload, and the other is noted. Names are compared exactly (NFC), as
+    uploads compare them: 'Straße.md' and 'STRASSE.md' are two files, both kept."""
     notes: list[str] = []
     merged = merge_values(ours, theirs, _ours_newer(ours, theirs), "", notes)
     files = merged.get("file_summaries")
@@ -164,7 +166,7 @@ def merge_manifest(ours: dict, theirs: dict) -> tuple[dict, list[str]]:
         for entry in files:
             if not isinstance(entry, dict):
                 continue
-            name = str(entry.get("filename", "")).casefold()
+            name = unicodedata.normalize("NFC", str(entry.get("filename", "")))
             held = latest.get(name)
             if held is None or str(entry.get("uploaded_at", "")) > str(held.get("uploaded_at", "")):
                 if held is not None:
@@ -175,7 +177,7 @@ def merge_manifest(ours: dict, theirs: dict) -> tuple[dict, list[str]]:
                 notes.append(f"file_summaries: kept the later upload of {held.get('filename')}; the other side's "
                              f"version ({entry.get('uploaded_at', '?')}) needs uploading again")
         merged["file_summaries"] = [e for e in files if isinstance(e, dict)
-                                    and latest.get(str(e.get("filename", "")).casefold()) is e]
+                                    and latest.get(unicodedata.normalize("NFC", str(e.get("filename", "")))) is e]
     return merged, [n for n in notes if not n.startswith("updated_at:")]
 
 
