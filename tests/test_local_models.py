@@ -148,10 +148,8 @@ def test_a_slow_first_word_is_waited_for_in_words_and_a_model_that_never_calls_t
     from pmforge.core import settings as config
     from pmforge.core.workspace import take_notices
     from pmforge.surfaces.cli import main as forge
-    from pmforge.turn import orchestrator
 
     monkeypatch.setenv("FORGE_SLOW_MODEL_NOTICE_S", "0.2")
-    monkeypatch.setattr(orchestrator, "_TOLD_TOOLS_UNUSED", set())
     config.get_settings.cache_clear()
     messages = ["We want to cut fresh shrink.", "Store managers own it today.", "Patrick signs off on pilots.",
                 "The pilot has 20 stores."]

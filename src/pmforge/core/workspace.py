@@ -23,7 +23,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Hashable, Iterator
 
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
@@ -206,12 +206,6 @@ def _played_folder(folder: Path) -> Path:
     return copy if (demo.is_example(folder) or not folder.exists()) and (copy / "state.json").is_file() else folder
 
 
-# The (project, saved, found) transcripts already reported short in this process: said once, not per load.
-_turns_lost_told: set[tuple[str, int, int]] = set()
-_turns_taken_told: set[tuple[str, str]] = set()
-_orphans_told: set[str] = set()  # played copies of examples that are gone, already said  # (project, turn id): a turn taken back from under later ones
-
-
 class Workspace:
     """One project folder under the projects root."""
 
@@ -290,10 +284,8 @@ class Workspace:
                 return cls(demo.working_folder(folder / slug, tell=notify))
             kept = demo.copy_of(folder / slug) if slug else None
             if kept is not None and kept in demo.orphaned_copies(folder):
-                if str(kept) not in _orphans_told:  # once per process
-                    _orphans_told.add(str(kept))
-                    notify(f"The shipped example '{slug}' is no longer in this copy of the repository; the copy you "
-                           "played is kept and opens as before.")
+                notify(f"The shipped example '{slug}' is no longer in this copy of the repository; the copy you played "
+                       "is kept and opens as before.", once=("orphaned copy", str(kept)))
                 return cls(kept)
         # A renamed project keeps its folder: its new display name finds it too (`forge chat "New name"`).
         wanted = printable(" ".join(name.split())).casefold()
@@ -418,31 +410,25 @@ class Workspace:
         answered on top of it. The later turns stay; their PM should look at them again. Returns how many."""
         taken = transcript.taken_from_under(self.transcript_path)
         for turn, later in taken:
-            key = (str(self.root.resolve()), turn.id)
-            if key in _turns_taken_told:
-                continue
-            _turns_taken_told.add(key)
             first_line = next((line.strip() for line in turn.user.splitlines() if line.strip()), "")
             after = ", ".join(map(str, later[:5])) + ("…" if len(later) > 5 else "")
             notify(f"In '{self.slug}', turn {turn.number} (\"{printable(first_line)[:80]}\") was taken back in another "
                    f"copy of this project after turn(s) {after} had been answered on top of it. It is no longer "
                    f"part of the session; the later turns and what they recorded stay, but they may answer a "
                    "question that is gone: look at them again. New turns are numbered after the latest one.",
-                   log_text=f"{self.slug}: turn {turn.number} ({turn.id}) retracted under turn(s) {after}")
+                   log_text=f"{self.slug}: turn {turn.number} ({turn.id}) retracted under turn(s) {after}",
+                   once=("taken from under", str(self.root.resolve()), turn.id))
         return len(taken)
 
     def _tell_turns_lost(self, state: SessionState) -> None:
         """Once per process and project: the transcript holds fewer turns than the session saved."""
-        key = (str(self.root.resolve()), state.turns_saved, len(state.turns))
-        if key in _turns_lost_told:
-            return
-        _turns_lost_told.add(key)
         lost = state.turns_saved - len(state.turns)
         what = ("its conversation file (turns.jsonl) is missing" if not self.transcript_path.exists()
                 else "its conversation file (turns.jsonl) is shorter than the session it belongs to")
         notify(f"'{self.slug}' lost {lost} turn(s) of its conversation: {what}. The brief and the register are "
                f"intact; `forge doctor {self.slug} --fix` puts the lost turns back from the conversation memory "
-               "(before you send a new message).")
+               "(before you send a new message).",
+               once=("turns lost", str(self.root.resolve()), state.turns_saved, len(state.turns)))
 
     def _parse_state(self, raw: bytes) -> SessionState:
         # Parsed and validated in one pass; field validators migrate older schemas.
@@ -851,10 +837,17 @@ class ProjectGone(ForgeError):
 
 # ---- notices: what the user must hear even when the code that noticed goes on (CLI stderr, app notices)
 _notices: list[str] = []
+_said_once: set[Hashable] = set()  # the `once` keys of notices already given in this process
 
 
-def notify(text: str, log_text: str | None = None) -> None:
-    """`log_text`: what the log says instead, when the notice quotes what the PM wrote."""
+def notify(text: str, log_text: str | None = None, once: Hashable | None = None) -> None:
+    """`log_text`: what the log says instead, when the notice quotes what the PM wrote. `once`: a key for what
+    the notice is about; a notice whose key was already given in this process is not given again (a condition
+    found on every load is said once, not on every command or rerun)."""
+    if once is not None:
+        if once in _said_once:
+            return
+        _said_once.add(once)
     log.warning("%s", text if log_text is None else log_text)
     if text not in _notices:
         _notices.append(text)

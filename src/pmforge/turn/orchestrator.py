@@ -158,20 +158,17 @@ def forget_taken_from_under(project: Project) -> None:
         _FORGOTTEN.update(ids)
 
 
-_TOLD_TOOLS_UNUSED: set[str] = set()  # projects already told, in this process
-
-
 def tell_if_tools_unused(project: Project, turns: list[Turn]) -> None:
     """Say once when a model has called none of Forge's tools for several replies in a row: nothing reaches the
     brief or the register then, which a PM would otherwise only notice much later."""
     after = project.settings.tools_unused_notice_turns
     recent = turns[-after:]
-    if project.ws.slug in _TOLD_TOOLS_UNUSED or len(recent) < after or any(t.tool_calls for t in recent):
+    if len(recent) < after or any(t.tool_calls for t in recent):
         return
-    _TOLD_TOOLS_UNUSED.add(project.ws.slug)
     notify(f"The model ({project.services.describe()['llm']}) has called none of Forge's tools in the last "
            f"{after} replies, so nothing it heard is being recorded in the brief or the assumption register. Use "
-           "a model that supports tool calling; with llama.cpp, start llama-server with --jinja.")
+           "a model that supports tool calling; with llama.cpp, start llama-server with --jinja.",
+           once=("tools unused", str(project.ws.root.resolve())))
 
 
 class PendingTurn:
