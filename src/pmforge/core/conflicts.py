@@ -154,6 +154,11 @@ def merge_state(ours: dict, theirs: dict) -> tuple[dict, list[str]]:
     return merged, [n for n in notes if not n.startswith("updated_at:")]
 
 
+def _exact_name(entry: dict) -> str:
+    """A file entry's name as uploads compare names: exactly, in NFC."""
+    return unicodedata.normalize("NFC", str(entry.get("filename", "")))
+
+
 def merge_manifest(ours: dict, theirs: dict) -> tuple[dict, list[str]]:
     """project_state.json: every file of both sides by file id; two versions of one file name (each clone
     uploaded its own) keep the later upload, and the other is noted. Names are compared exactly (NFC), as
@@ -166,7 +171,7 @@ def merge_manifest(ours: dict, theirs: dict) -> tuple[dict, list[str]]:
         for entry in files:
             if not isinstance(entry, dict):
                 continue
-            name = unicodedata.normalize("NFC", str(entry.get("filename", "")))
+            name = _exact_name(entry)
             held = latest.get(name)
             if held is None or str(entry.get("uploaded_at", "")) > str(held.get("uploaded_at", "")):
                 if held is not None:
@@ -177,7 +182,7 @@ def merge_manifest(ours: dict, theirs: dict) -> tuple[dict, list[str]]:
                 notes.append(f"file_summaries: kept the later upload of {held.get('filename')}; the other side's "
                              f"version ({entry.get('uploaded_at', '?')}) needs uploading again")
         merged["file_summaries"] = [e for e in files if isinstance(e, dict)
-                                    and latest.get(unicodedata.normalize("NFC", str(e.get("filename", "")))) is e]
+                                    and latest.get(_exact_name(e)) is e]
     return merged, [n for n in notes if not n.startswith("updated_at:")]
 
 

@@ -116,6 +116,12 @@ def _read_shipped(copy: Path) -> dict:
         return {}  # a copy made before copies recorded their version: treated as played, never replaced
 
 
+def _as_made(example: Path, copy: Path) -> dict:
+    """What a copy records when it is made (or reset) from its example: the example's version, and the turns
+    and uploads the copy then holds (`played` compares against them)."""
+    return {"example": fingerprint(example), "turns": _transcript_turns(copy), "uploads": _uploads(copy)}
+
+
 def _write_shipped(copy: Path, record: dict) -> None:
     (copy / SHIPPED).write_text(json.dumps(record), encoding="utf-8")
 
@@ -132,8 +138,7 @@ def _make_copy(example: Path, copy: Path) -> None:
     staging = copy.with_name(f".{copy.name}-{secrets.token_hex(4)}.staging")
     shutil.copytree(example, staging, ignore=_shipped)
     _set_project_id(staging, secrets.token_hex(6))  # its own vectors on a shared server, not everyone's
-    _write_shipped(staging, {"example": fingerprint(example), "turns": _transcript_turns(staging),
-                             "uploads": _uploads(staging)})
+    _write_shipped(staging, _as_made(example, staging))
     if copy.exists() and not (copy / "state.json").is_file():
         shutil.rmtree(copy, ignore_errors=True)  # a copy a crash left without its session: start it over
     try:
@@ -185,5 +190,4 @@ def restore_example(copy: Path) -> None:
             if source.name == "state.json" and project_id:
                 _set_project_id(copy, project_id)  # before the session file: a copy with one is complete
             shutil.copyfile(source, copy / source.name)
-    _write_shipped(copy, {"example": fingerprint(example), "turns": _transcript_turns(copy),
-                          "uploads": _uploads(copy)})
+    _write_shipped(copy, _as_made(example, copy))
