@@ -301,9 +301,10 @@ class ReplyPrompt:
         if not loop:
             return self.request
         request = _with_messages(self._base, self._base.messages + loop)
-        if self.tokens(request) <= self.budget:
+        size = self.tokens(request)
+        if size <= self.budget:
             return request
-        loop_tokens = self.tokens(request) - self.tokens(self._base)
+        loop_tokens = size - self.tokens(self._base)
         ctx = self._base.context if isinstance(self._base.context, AssembledContext) else self.ctx
         self._base = build_reply_request(refitted(ctx, self.state, self.manifest, self.settings,
                                                   self.budget - loop_tokens), self.state, self.settings)

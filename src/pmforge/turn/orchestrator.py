@@ -181,10 +181,15 @@ class PendingTurn:
         self.catalogue, self.ledger = opened.catalogue, opened.ledger
         self.llm, self.embedder = opened.llm, opened.embedder
         self.decision, self.route_request, self.route_note = routed.decision, routed.request, routed.note
-        self.context, self.prompt, self.reply_request = prepared.context, prepared.prompt, prepared.prompt.request
+        self.context, self.prompt = prepared.context, prepared.prompt
         self.tool_ctx, self.execution = prepared.tool_ctx, prepared.execution
         self._streamed = False
         self.acknowledgement = ""  # what the turn's tools recorded, streamed after the reply
+
+    @property
+    def reply_request(self) -> ChatRequest:
+        """Round 1's request (later rounds are built from it by `prompt`)."""
+        return self.prompt.request
 
     def __iter__(self) -> Generator[str, None, None]:  # a generator: a stopped reply closes it
         self._streamed = True
