@@ -318,8 +318,8 @@ def _questions(ctx: AssembledContext, state: SessionState, u: Understanding) -> 
     offer = ("The problem brief has what it needs. Shall we stress-test a solution (say which option), or shall I "
              "write up the brief?" if mode == "mode_1" else
              "The evaluation has what it needs. Shall I write up the solution evaluation?")
-    if any(offer in turn.assistant for turn in state.turns[-12:]):
-        return ""  # offered already: the PM knows the next step
+    if any(offer in turn.assistant for turn in state.turns):
+        return ""  # offered already: the PM knows the next step, and a question is never asked twice
     return offer
 
 

@@ -37,6 +37,10 @@ _EVALUATION_SLOTS: dict[str, Slot] = {
     "viability_risk": "viability_risk", "build_vs_buy": "build_vs_buy", "validation": "validation",
 }
 MAX_FIELDS_PER_SENTENCE = 2  # a sentence filed in three places is filed in at least one wrong one
+# The fields a sentence can fill before any option is evaluated, and how likely the best of them must be to
+# take a sentence the classifier read as evaluation evidence.
+_MODE_1_LABELS = (*_BRIEF_SLOTS, "metric_leading", "metric_lagging", "anti_metric", "proceed_if", "do_not_proceed_if")
+MODE_1_FLOOR = 0.2
 
 _STOP_WORDS = re.compile(
     r"\b(?:kill|stop|scrap|shelve|abandon|pull the plug|walk away|drop (?:it|this|the)|no[- ]go|pause|halt|"
@@ -199,7 +203,10 @@ def _who_hurts(doc: "Doc") -> list[Fact]:
     for mention in people.candidates(doc):
         if mention.kind not in ("role", "team"):
             continue
-        heads = [doc[i] for i in sorted(mention.tokens) if doc[i].dep_ in ("nsubj", "nsubjpass")]
+        # The subject of the sentence's own statement, not of a clause joined on with "and" ("…and our fleet
+        # director wants to buy a system" says who asks, not who hurts).
+        heads = [doc[i] for i in sorted(mention.tokens) if doc[i].dep_ in ("nsubj", "nsubjpass")
+                 and doc[i].head.dep_ != "conj"]
         if not heads or heads[0].lemma_.lower() in _NOT_AN_AUDIENCE:
             continue
         head = heads[0]
@@ -263,6 +270,13 @@ def _facts(sentence: str, doc: "Doc", reading: fields.Reading, mode: Mode,
         best = max(_EVALUATION_SLOTS, key=reading.p)
         if reading.p(best) >= 0.5:
             labels.append(best)
+    if mode == "mode_1" and labels and all(label in _EVALUATION_SLOTS for label in labels):
+        # No option is being evaluated yet, so a risk or a vendor quote has nowhere to go: a sentence read that
+        # way ("vans break down mid-route and we miss windows" read as feasibility) goes to its likeliest field
+        # of the brief, when that is a fair reading of it.
+        best = max(_MODE_1_LABELS, key=reading.p)
+        if reading.p(best) >= MODE_1_FLOOR and reading.p(best) > reading.p("none"):
+            labels = [best]
     weak_metric = [label for label in labels if label in ("metric_leading", "metric_lagging") and reading.p(label) < 0.5
                    and not any(m.target and (m.baseline or m.deadline) for m in _metrics(sentence, label, labels))]
     if weak_metric and len(labels) == len(weak_metric):
