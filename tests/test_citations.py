@@ -12,7 +12,7 @@ import pytest
 
 from pmforge.core.models import SourceRef
 from pmforge.core.sentences import sentence_spans
-from pmforge.surfaces.ui.citations import CITATION_CSS, excerpt, linked_reply
+from pmforge.surfaces.ui.citations import CITATION_CSS, excerpt, linked_reply, untrusted_markdown
 
 # ---------------------------------------------------------------- gold: the sentence a claim rests on
 # Written before the code: realistic PM documents, claims as a reply would paraphrase them (numbers in words
@@ -391,3 +391,14 @@ def test_replies_made_of_hostile_pieces_render_no_foreign_element_or_link():
     for _ in range(1500):
         reply = "".join(rng.choice(PIECES) for _ in range(rng.randint(1, 40)))
         assert_inert(rendered(linked_reply(reply, [source()], lambda s: reply)))  # the passage is hostile too
+
+
+def test_an_autolink_in_untrusted_markdown_shows_its_address_without_brackets():
+    """`<https://…>` is how people paste a link in Markdown: the reader sees the address (which the app's
+    renderer links, as any bare address), never a stray `&lt;`; other angle brackets still show as typed."""
+    out = untrusted_markdown("See <https://example.com/returns?q=1> or mail <ops@example.com>; <b>not bold</b> "
+                             "and <javascript:alert(1)> stay text.")
+    found = assert_inert(rendered(out))
+    assert "See https://example.com/returns?q=1 or mail ops@example.com;" in found.text
+    assert "<b>not bold</b>" in found.text and "<javascript:alert(1)>" in found.text
+    assert "&lt;" not in found.text and "b" not in found.names()

@@ -400,8 +400,13 @@ def _safe_destination(m: re.Match) -> str:
 
 def _prose(text: str) -> str:
     """Reply text outside code: markdown keeps working (quotes, lists, emphasis, links), tags and entities
-    show as typed, `$` is a dollar (not maths)."""
+    show as typed, `$` is a dollar (not maths). An autolink to a web or mail address (`<https://…>`) stays a
+    link: its brackets go, and the bare address is linked as any other would be."""
+    text = _AUTOLINK.sub(lambda m: m.group(1), text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace("$", "&#36;")
+
+
+_AUTOLINK = re.compile(r"<((?:https?://|mailto:)[^\s<>]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)>", re.I)
 
 
 def _safe_links(markdown: str) -> str:
