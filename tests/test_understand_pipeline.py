@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from pmforge.core.models import SessionState
+from pmforge.embed.local import LocalEmbedder
 from pmforge.knowledge import builtin_catalogue
 from pmforge.understand import fields, learn, nlp, scoring, understand
 
@@ -30,7 +31,8 @@ def test_the_shipped_weights_were_trained_on_the_corpus_in_the_repository():
         assert model.corpus == digest
         assert model.coef.shape[0] == len(model.labels) == len(model.thresholds)
     assert fields.weights().labels == fields.LABELS
-    assert fields.weights().coef.shape[1] == 384 + fields.N_PARSE_FEATURES + fields.WORD_BUCKETS
+    assert fields.weights().coef.shape[1] == fields.HASHED_FROM + fields.WORD_BUCKETS + fields.RELATION_BUCKETS
+    assert fields.EMBEDDING_SIZE == LocalEmbedder.dimensions
 
 
 def test_training_is_deterministic_and_learns_a_separable_label():

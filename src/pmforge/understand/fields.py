@@ -1,8 +1,8 @@
 """Which field of the brief a sentence speaks to: a small learned classifier on sentence embeddings.
 
 Each label has its own logistic regression over the MiniLM embedding Forge already ships (the local
-embedder, whatever embedder the project searches with) plus a few facts the parse gives (a number, money, a
-date, a person, a question, a condition). The weights are trained from the labelled PM sentences in
+embedder, whatever embedder the project searches with), the sentence's lemmas and its dependency relations
+(hashed), and a few facts the parse gives (a number, money, a date, a person, a question, a condition). The weights are trained from the labelled PM sentences in
 `training/sentences/` by `scripts/train-understanding` and shipped as `data/fields.npz`, with the digest of
 the corpus they came from. Each label has a threshold chosen on held-out folds for precision: below it the
 label is not given, and a sentence no label clears records nothing (the interviewer asks instead).
@@ -68,6 +68,8 @@ def parse_features(doc: "Doc") -> list[float]:
 
 
 N_PARSE_FEATURES = 12
+EMBEDDING_SIZE = 384  # MiniLM's
+HASHED_FROM = EMBEDDING_SIZE + N_PARSE_FEATURES  # where the hashed word and relation indicators start
 
 
 def word_features(doc: "Doc") -> np.ndarray:
@@ -77,6 +79,30 @@ def word_features(doc: "Doc") -> np.ndarray:
     lemmas = [w.lemma_.lower() for w in doc if not w.is_punct and not w.like_num and not w.is_space]
     for gram in lemmas + [f"{a} {b}" for a, b in zip(lemmas, lemmas[1:])]:
         vector[zlib.crc32(gram.encode("utf-8")) % WORD_BUCKETS] = 1.0
+    return vector
+
+
+# The grammatical relations that most often decide a field: who is the subject, what is done, to what, and
+# under which condition ("nsubj:lead", "dobj>approve:budget", "neg:not"), plus a field name before a colon.
+RELATIONS = ("nsubj", "nsubjpass", "dobj", "ROOT", "attr", "pobj", "acomp", "xcomp", "ccomp", "advcl", "neg", "aux",
+             "prep")
+RELATION_BUCKETS = 1024
+
+
+def relation_features(doc: "Doc") -> np.ndarray:
+    """The sentence's dependency relations as lemma pairs, hashed into RELATION_BUCKETS (crc32). The words
+    say what is talked about; the relations say what is said of it ("the team has to change" and "the team
+    changed it" share their words, not their relations)."""
+    vector = np.zeros(RELATION_BUCKETS, dtype=np.float32)
+    grams = []
+    for w in doc:
+        if w.dep_ in RELATIONS:
+            lemma = w.lemma_.lower()
+            grams += [f"{w.dep_}:{lemma}", f"{w.dep_}>{w.head.lemma_.lower()}:{lemma}"]
+    if ":" in doc.text[:30]:
+        grams.append("field:" + doc.text.split(":")[0].lower().strip())
+    for gram in grams:
+        vector[zlib.crc32(gram.encode("utf-8")) % RELATION_BUCKETS] = 1.0
     return vector
 
 
@@ -194,7 +220,9 @@ def features(texts: list[str], docs: Iterable["Doc"]) -> np.ndarray:
     vectors = sentence_vectors(texts)
     parsed = np.array([parse_features(d) for d in docs], dtype=np.float32).reshape(len(texts), N_PARSE_FEATURES)
     words = np.stack([word_features(d) for d in docs]) if docs else np.zeros((0, WORD_BUCKETS), dtype=np.float32)
-    return np.hstack([vectors, parsed, words])
+    relations = np.stack([relation_features(d) for d in docs]) if docs else \
+        np.zeros((0, RELATION_BUCKETS), dtype=np.float32)
+    return np.hstack([vectors, parsed, words, relations])
 
 
 # ---------------------------------------------------------------- reading sentences
