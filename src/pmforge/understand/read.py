@@ -22,7 +22,7 @@ from pmforge.understand.model import Fact, Hedge, Metric, Person, Slot, Understa
 from pmforge.understand.text import sentences
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from spacy.tokens import Doc, Token
 
 _I = re.I
 # Labels that file a sentence under a field of the problem brief, in either mode.
@@ -194,7 +194,22 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
     return result
 
 
-_NOT_AN_AUDIENCE = frozenset("we i you it they this that team company business product".split())
+# Pronouns and words for everyone or for ourselves: the subject of a pain, but no one to design for.
+_NOT_AN_AUDIENCE = frozenset("we i you it they this that team company business product people everyone everybody "
+                             "anyone anybody someone somebody nobody folks".split())
+
+
+def _noun_phrase(head: "Token") -> str:
+    """The subject as one unbroken phrase: from its first word to its head, then what modifies it up to the
+    first comma or clause ("English teacher with 5 sections", never "founder in the study a food")."""
+    words = [w for w in head.subtree if w.i <= head.i]
+    for w in head.subtree:
+        if w.i <= head.i:
+            continue
+        if w.is_punct or w.dep_ in ("relcl", "acl", "appos", "cc", "conj") or w.i > head.i + 6:
+            break
+        words.append(w)
+    return " ".join(w.text for w in words).strip()
 
 
 def _who_hurts(doc: "Doc") -> list[Fact]:
@@ -210,9 +225,8 @@ def _who_hurts(doc: "Doc") -> list[Fact]:
         if not heads or heads[0].lemma_.lower() in _NOT_AN_AUDIENCE:
             continue
         head = heads[0]
-        words = [w for w in head.subtree if w.i <= head.i + 6 and not w.is_punct or w.i < head.i]
-        phrase = " ".join(w.text for w in words if w.dep_ not in ("relcl",)).strip()
-        phrase = re.sub(r"^(?:our|their|the|an?)\s+", "", phrase, flags=re.I)
+        phrase = _noun_phrase(head)
+        phrase = re.sub(r"^(?:our|their|the|an?|one|most|many|some|all)\s+", "", phrase, flags=re.I)
         if 1 <= len(phrase.split()) <= 10:
             return [Fact(slot="audience", text=t.capitalise(phrase) + ".", subject=mention.name, score=0.5)]
     return []
@@ -240,7 +254,7 @@ _FIELD_NAMES = {
     "problem": ("problem", "the problem", "pain"), "audience": ("audience", "users", "target users", "who"),
     "why_now": ("why now", "trigger"), "tried_before": ("tried before", "history"),
     "out_of_scope": ("out of scope", "not in scope", "scope"), "day_one": ("day one", "day 1", "v1", "mvp"),
-    "dependencies": ("dependencies", "dependency"), "metric_leading": ("leading", "leading indicator"),
+    "dependencies": ("dependencies", "dependency", "upstream", "downstream", "adjacent", "deps"), "metric_leading": ("leading", "leading indicator"),
     "metric_lagging": ("lagging", "outcome", "north star"), "anti_metric": ("guardrail", "guardrails", "anti-metric"),
     "value_risk": ("value", "value risk"), "usability_risk": ("usability", "usability risk"),
     "feasibility_risk": ("feasibility", "feasibility risk"), "viability_risk": ("viability", "viability risk"),
@@ -259,9 +273,9 @@ def _facts(sentence: str, doc: "Doc", reading: fields.Reading, mode: Mode,
     """The records one classified sentence yields."""
     labels = sorted(reading.labels, key=lambda label: -reading.p(label))
     named = _NAMED_FIELD.match(sentence)
-    if named:  # the PM filed the sentence themselves ("Viability: …", "why now: …")
+    if named:  # the PM filed the sentence themselves ("Viability: …", "why now: …"), and nowhere else
         label = next(lab for lab, word in _FIELD_NAMES.items() if named.group(1).lower() in word)
-        labels = [label] + [other for other in labels if other != label]
+        labels = [label] + [other for other in labels if other != label and other in _UNFILED]
     elif _NAMED_PROBLEM.match(sentence) and "problem" not in labels:
         labels = ["problem"] + labels
     if mode == "mode_2" and all(label in _UNFILED for label in labels):
