@@ -71,6 +71,14 @@ def test_a_department_in_a_job_title_is_part_of_the_person_and_worry_is_not_auth
     assert not any("Customer Experience" == p.name for p in u.people)
 
 
+def test_what_a_person_is_called_is_not_a_second_person():
+    for message, person in (("Accountable for adoption would be our Head of Operations, Laura Chen.", "Laura Chen"),
+                            ("Adoption owner is Tomás Reyes, VP of Customer Success.", "Tomás Reyes")):
+        names = [p.name for p in _read(message).people]
+        assert any(person in name for name in names), names
+        assert not any(name.split()[0] in ("Accountable", "Adoption") for name in names), names
+
+
 def test_vendors_and_build_options_are_options_not_people():
     message = ("We could buy Loop Returns, which quoted $1.20 per return, or build it on our own stack in about "
                "10 weeks.")

@@ -51,4 +51,19 @@ def stakeholders(doc: "Doc", options: set[str] | None = None) -> list[Mention]:
     found = candidates(doc, options)
     if not found:
         return []
-    return [m for m, keep in zip(found, keep_stakeholders(found, doc)) if keep]
+    kept = [m for m, keep in zip(found, keep_stakeholders(found, doc)) if keep]
+    return [m for m in kept if not _describes_another(m, kept, doc)]
+
+
+def _describes_another(mention: Mention, others: list[Mention], doc: "Doc") -> bool:
+    """"Accountable for adoption would be our COO, Femi Adeyemi", "Adoption owner is Tomás Reyes": the subject
+    of "be" whose complement names a person or a role describes that person, and is no second stakeholder."""
+    anchor = doc[mention.anchor]
+    if anchor.dep_ not in ("nsubj", "nsubjpass") or anchor.head.lemma_ != "be" or mention.kind == "team":
+        return False
+    complement = [w for c in anchor.head.children if c.dep_ in ("attr", "acomp") for w in c.subtree]
+    said = {w.i for w in complement}
+    if anchor.ent_type_ != "PERSON" and mention.tokens & said:
+        return True  # the complement was read as the subject's own title: it is the one being described
+    return any(w.ent_type_ == "PERSON" for w in complement) or any(
+        other is not mention and other.kind in ("person", "role") and other.tokens & said for other in others)
