@@ -88,6 +88,21 @@ def test_document_filter_limits_the_search(project: Project):
     assert {s.filename for s in ctx.documents} == {"memo.md"}
 
 
+def test_the_rule_router_searches_the_file_a_question_names_by_its_words(project: Project):
+    ingest_file(project, "returns-glossary.md", b"# Glossary\n\nOwner: Returns Operations Enablement\n\n"
+                                                b"RMA means return merchandise authorisation.\n")
+    ingest_file(project, "q3-2025-returns-metrics.md", b"# Q3 returns\n\nAuthor: Nadia Petrov\n\n"
+                                                       b"The returns glossary owner signed off the Q3 figures.\n")
+    state, manifest = project.state(), project.manifest()
+    for message, named in (("Who owns the returns glossary?", ["returns-glossary.md"]),
+                           ("Who wrote the Q3 returns metrics report?", ["q3-2025-returns-metrics.md"]),
+                           ("Who signs off the returns?", [])):
+        decision = rule_route(RouteInputs(state, manifest, message, 1, project.catalogue()), project.settings)
+        assert decision.document_filter == named, message
+    record = run_turn(project, "Who owns the returns glossary?")
+    assert "Returns Operations Enablement" in record.reply.split("\n")[0]
+
+
 def test_prompt_tokens_count_system_tools_and_messages(project: Project):
     record = run_turn(project, "We want to cut fresh shrink.")
     sections = record.tokens.sections

@@ -4,6 +4,7 @@ project's catalogue."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from pmforge.core.models import RouteAction, RoutingDecision, SessionState
@@ -43,6 +44,29 @@ def read_message(message: str, state: SessionState, catalogue: Catalogue) -> Und
     """The PM's own words this turn, understood (cached: Phase B reads the same result)."""
     words = render.own_words(message)
     return understand(words, state, filler=is_filler(message) or not words, catalogue=catalogue)
+
+
+def _name_words(text: str) -> set[str]:
+    """A file name's or a message's words as compared: lower case, a plural's "s" gone, no digits-only years."""
+    words = re.findall(r"[a-z][a-z0-9]*", text.lower())
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words}
+
+
+def files_named(message: str, filenames: list[str]) -> list[str]:
+    """The uploaded files a message names by their words ("the returns glossary" → returns-glossary.md, "the Q3
+    returns metrics report" → q3-2025-returns-metrics.docx): at least two of a file name's words, and at least
+    two thirds of them, are in the message. Only the best-named files are kept, so one shared word with a
+    second file does not name it too."""
+    said = _name_words(message)
+    scored = []
+    for filename in filenames:
+        stem = filename.rsplit(".", 1)[0]
+        words = _name_words(stem)
+        found = words & said
+        if len(found) >= 2 and len(found) >= 2 * len(words) / 3:
+            scored.append((len(found) / len(words), filename))
+    best = max((score for score, _ in scored), default=0.0)
+    return [name for score, name in scored if score == best]
 
 
 def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
@@ -88,7 +112,10 @@ def rule_route(inputs: RouteInputs, settings: Settings) -> RoutingDecision:
         action, reason = "continue_mode", "Filler turn: keep going without retrieval."
     else:
         action, reason = "ask_questions", "Pursue the first probe the PM has not answered yet."
+    searches = not (filler or no_search)
+    named = files_named(render.own_words(message), [f.filename for f in inputs.manifest.file_summaries
+                                                    if f.indexed]) if searches else []
     return RoutingDecision(
-        action=action, mode=mode, next_probe=next_probe, patterns=patterns,
-        requires_retrieval=not (filler or no_search), retrieval_query="" if no_search else query, reasoning=reason,
+        action=action, mode=mode, next_probe=next_probe, patterns=patterns, requires_retrieval=searches,
+        retrieval_query="" if no_search else query, document_filter=named, reasoning=reason,
     )
