@@ -76,6 +76,13 @@ def test_a_name_in_the_sentence_before_answers_who_and_is_quoted_with_it():
     assert "The lead is Gloria Mbeki. Her team of 14" in reply
 
 
+def test_the_sentence_whose_verb_takes_the_asked_thing_answers():
+    # Both sentences say "ran", "evaluation" and a name; only one says who ran the evaluation.
+    section = _section("For the evaluation, Ingrid Solberg ran the integration spike with each finalist. The "
+                       "evaluation itself was run by Samuel Reyes from Procurement.", "evaluation.md", "Team")
+    assert reply_to("Who ran the evaluation?", [section]).startswith("**Samuel Reyes**")
+
+
 def test_a_table_cell_answers_with_its_row_and_column():
     table = ("| | | |\n|---|---|---|\n| Vendor | Price per return | Setup time |\n| Loop Returns | $1.20 | 10 weeks |"
              "\n| ParcelBack | $0.95 | 6 weeks |\n| Kestrel | $1.35 | 12 weeks |")

@@ -173,6 +173,11 @@ def _header_lines_only_in_blocks(found: list[Unit]) -> list[Unit]:
 # ---------------------------------------------------------------- ranking
 
 _LEMMAS: dict[str, frozenset[str]] = {}
+# (verb, argument) lemma pairs of each text: "the evaluation was run by Samuel" and "who ran the evaluation"
+# share (run, evaluation); "she ran a two-day spike" does not.
+_PREDICATES: dict[str, frozenset[tuple[str, str]]] = {}
+_ARGUMENTS = ("nsubj", "nsubjpass", "dobj", "attr", "dative", "oprd")
+PREDICATE_WEIGHT = 2.0  # per (verb, argument) pair a unit shares with the question
 
 
 def _terms(texts: list[str]) -> list[frozenset[str]]:
@@ -182,9 +187,25 @@ def _terms(texts: list[str]) -> list[frozenset[str]]:
         for text, doc in zip(missing, nlp.parse(missing)):
             _LEMMAS[text] = frozenset(w.lemma_.lower() for w in doc if not (w.is_stop or w.is_punct or w.is_space)
                                       and len(w.text) > 1) | t.content_terms(text)
+            _PREDICATES[text] = frozenset((w.head.lemma_.lower(), noun.lemma_.lower()) for w in doc
+                                          if w.dep_ in _ARGUMENTS and w.head.pos_ == "VERB" and not w.is_stop
+                                          for noun in _argument_nouns(w))
         if len(_LEMMAS) > 50_000:
             _LEMMAS.clear()
+            _PREDICATES.clear()
     return [_LEMMAS[x] for x in texts]
+
+
+def _argument_nouns(argument) -> list:
+    """An argument's head noun and the nouns compounded onto it ("the returns platform vendor evaluation" is
+    about the evaluation, the vendor and the platform, however the parse hangs them together)."""
+    return [argument] + [w for w in argument.subtree if w is not argument and w.pos_ in ("NOUN", "PROPN")
+                         and w.dep_ in ("compound", "nmod", "npadvmod", "appos")]
+
+
+def _predicates(texts: list[str]) -> list[frozenset[tuple[str, str]]]:
+    _terms(texts)
+    return [_PREDICATES.get(x, frozenset()) for x in texts]
 
 
 SIMILARITY_WEIGHT = 3.0  # MiniLM cosine beside the rarity-weighted shared lemmas
@@ -209,10 +230,12 @@ def _rank(question: str, candidates: list[Unit]) -> list[tuple[float, Unit]]:
         for word in _words(unit.text):
             counts[word] = counts.get(word, 0) + 1
     distinctive = {w for w in _words(question) if counts.get(w, 0) <= max(2, n // 5)} - _QUESTION_WORDS
+    asked_predicates = _predicates([question])[0]
     ranked = []
-    for unit, terms, sim in zip(candidates, unit_terms, similarity):
+    for unit, terms, sim, predicates in zip(candidates, unit_terms, similarity,
+                                            _predicates([u.text for u in candidates])):
         lexical = sum(math.log(1 + n / frequency[w]) for w in terms & wanted)
-        score = lexical + SIMILARITY_WEIGHT * float(sim)
+        score = lexical + SIMILARITY_WEIGHT * float(sim) + PREDICATE_WEIGHT * len(predicates & asked_predicates)
         if unit.kind == "row":
             score += _row_fit(question, unit, distinctive)
         if unit.kind == "field":
