@@ -146,6 +146,36 @@ def test_correction_finds_the_superseded_number():
     assert [(c.old, c.new) for c in u.corrections] == [("£180k", "£200k")]
 
 
+@pytest.mark.parametrize("sentence, old, new", [
+    ("churn is 3.4%, i had it wrong before", "4.8%", "3.4%"),
+    ("sorry, 3.4% churn, not 4.8", "4.8", "3.4%"),
+    ("pls read 3.4% for churn, 4.8 was last year", "4.8%", "3.4%"),
+    ("Small fix: churn is 3.4%.", "4.8%", "3.4%"),
+    ("Let me fix that: rework costs us $1.6M a year.", "$2.1M", "$1.6M"),
+    ("I double checked, the backlog is 900 tickets", "1,200", "900"),
+    ("Erratum: handling time 12 min.", "14", "12"),
+    ("Hmm no, churn is 3.4%.", "4.8%", "3.4%"),
+    ("that 4.8 should be 3.4", "4.8", "3.4"),
+    ("replace 14 minutes with 12 minutes", "14", "12"),
+])
+def test_a_figure_put_right_in_any_register(sentence, old, new):
+    state = SessionState()
+    state.problem_brief.problem_statement = ("Churn is 4.8% a month. We lose about $2.1M a year to rework. The backlog "
+                                             "is 1,200 tickets. Average handling time is 14 minutes.")
+    corrections = understand(sentence, state, catalogue=CATALOGUE).corrections
+    assert [(c.old, c.new) for c in corrections][:1] == [(old, new)]
+
+
+@pytest.mark.parametrize("sentence", [
+    "The wrong trade gets sent on 22% of jobs.", "Customers are confused by the 3 screens.",
+    "First-time fix rate is 61%.", "We want churn from 4.8% to 3% by Q3.", "Sorry, that was a lot.",
+])
+def test_a_new_figure_is_not_taken_for_a_correction(sentence):
+    state = SessionState()
+    state.problem_brief.problem_statement = "Churn is 4.8% a month. First-time fix rate is 55%."
+    assert understand(sentence, state, catalogue=CATALOGUE).corrections == []
+
+
 def test_departure_and_successor():
     state = SessionState()
     state.problem_brief.stakeholders = [Stakeholder(name="Maria Lopez", role="decision_authority")]

@@ -23,8 +23,19 @@ _CORRECTION = re.compile(
     r"i was wrong|that was wrong|wrong,|not quite|no wait|wait,? no|my mistake|my bad|typo|to be precise|"
     r"more like|closer to|nope|misread|misremember\w*|mis-?typed|mistyped|i'?d pulled|wrong (?:report|number|"
     r"figure|dashboard|tab|sheet)|scratch the|got (?:it|that) wrong|should have said|fix something|"
-    r"correct a number)\b"
-    r"|" + t.NUMBER.pattern + r",?\s+not\s+" + t.NUMBER.pattern, _I)
+    r"correct a number|"
+    # The words people use to put a figure right, in any register: "small fix", "erratum", "should read", "I had
+    # it wrong", "I mixed them up", "checked again", "in fact", "please change X to Y".
+    r"(?:let me|small|quick|one) fix|fix (?:that|this)|erratum|oops|should (?:be|read|say)|read \S+ (?:for|as)|"
+    r"(?:please|pls|can you|could you) (?:change|update|make|replace)|replace \S+ (?:\S+ )?with|in fact|"
+    r"(?:had|got|have) (?:it|that|this|them|those) wrong|(?:is|was|were) wrong|i confused|mixed (?:it |them )?up|"
+    r"double[- ]?check\w*|(?:re-?)?check\w* again|rechecked|the (?:right|correct|real|actual) (?:number|figure|"
+    r"value)|correct (?:number|figure|value)|hmm,? no)\b"
+    r"|" + t.NUMBER.pattern + r",?\s+not\s+" + t.NUMBER.pattern + r"|\bsorry\b|,\s*not\s+" + t.NUMBER.pattern, _I)
+# A figure put right in place, old first: "that 4.8 should be 3.4", "replace 14 minutes with 12".
+_NUMBER_SWAP = re.compile(
+    r"(?P<old>" + t.NUMBER.pattern + r")(?:\s+[a-z]+){0,2}?\s+(?:should (?:be|read|say)|with|->|→)\s+"
+    r"(?P<new>" + t.NUMBER.pattern + r")", _I)
 _OLD_MARK = re.compile(r"(?:\bnot|\binstead of|\brather than|\bwas|\bwere|\bfrom|\bsaid|\bthought|\bearlier|"
                        r"\bpreviously|\bnot the|\bscratch(?: that)?(?: the)?)\s*(?:the\s+|a\s+|an\s+|it'?s\s+|"
                        r"it was\s+)?$", _I)
@@ -122,6 +133,9 @@ def recorded_strings(state: SessionState) -> list[str]:
 def corrections(sentence: str, state: SessionState, earlier: list[str]) -> list[Correction]:
     if not _CORRECTION.search(sentence):
         return []
+    swap = _NUMBER_SWAP.search(sentence)
+    if swap and t.number_core(swap.group("old")) != t.number_core(swap.group("new")):
+        return [Correction(old=swap.group("old").strip(), new=swap.group("new").strip(), sentence=sentence)]
     found = list(t.NUMBER.finditer(sentence))
     olds = [m for m in found if _OLD_MARK.search(sentence[max(0, m.start() - 20): m.start()])]
     news = [m for m in found if m not in olds]
@@ -133,7 +147,8 @@ def corrections(sentence: str, state: SessionState, earlier: list[str]) -> list[
         new = news[0].group(0).strip()
         kind = t.number_kind(new)
         best: tuple[float, str] = (0.0, "")
-        for text in earlier:
+        # Sentence by sentence: a record of several figures names each beside its own words.
+        for text in (part for record in earlier for part in t.sentences(record)):
             shared = t.overlap(sentence, text)
             for m in t.NUMBER.finditer(text):
                 value = m.group(0).strip()

@@ -291,6 +291,10 @@ def _facts(sentence: str, doc: "Doc", reading: fields.Reading, mode: Mode,
         best = max(_MODE_1_LABELS, key=reading.p)
         if reading.p(best) >= MODE_1_FLOOR and reading.p(best) > reading.p("none"):
             labels = [best]
+    if labels == ["org_context"] and reading.p("audience") >= AUDIENCE_FLOOR and _counts_people(doc):
+        # Background that counts a group of people ("it hits about 140 depot planners across 30 depots") says
+        # who the product is for.
+        labels = ["audience"]
     weak_metric = [label for label in labels if label in ("metric_leading", "metric_lagging") and reading.p(label) < 0.5
                    and not any(m.target and (m.baseline or m.deadline) for m in _metrics(sentence, label, labels))]
     if weak_metric and len(labels) == len(weak_metric):
@@ -333,6 +337,19 @@ def _facts(sentence: str, doc: "Doc", reading: fields.Reading, mode: Mode,
         facts.append(Fact(slot=slot, text=metrics.render(m), subject=m.name, score=reading.p(
             {"leading": "metric_leading", "lagging": "metric_lagging", "anti": "anti_metric"}[m.kind])))
     return facts, unique
+
+
+AUDIENCE_FLOOR = 0.3
+
+
+def _counts_people(doc: "Doc") -> bool:
+    """Whether the sentence counts a role or a team: a number on the head of a people mention ("140 depot
+    planners", "about 600 schools' teachers")."""
+    for mention in people.candidates(doc):
+        if mention.kind in ("role", "team") and any(
+                child.dep_ == "nummod" or child.like_num for i in mention.tokens for child in doc[i].children):
+            return True
+    return False
 
 
 # Labels that file nothing in the brief themselves (people are read on every sentence; dependencies and platform
