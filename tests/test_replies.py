@@ -11,7 +11,7 @@ from pmforge.core.models import BriefChange, RetrievedSection, SessionState, Tur
 from pmforge.interviewer.answer import answer_kind, answer_sentence, find_answer, reply_to, units
 from pmforge.interviewer.questions import follow_ups, fresh, opening, questions_in
 from pmforge.knowledge import builtin_catalogue
-from pmforge.understand import understand
+from pmforge.understand import Understanding, understand
 from pmforge.understand.fields import unit_vectors
 
 CATALOGUE = builtin_catalogue()
@@ -170,3 +170,27 @@ def test_forge_eval_answers_runs_the_real_turn_loop(tmp_path, isolated_env):
             {"file": "ops.md", "question": "How many people are in the Reno team?", "answers": ["14"]}]
     (tmp_path / "questions.jsonl").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
     assert forge(["eval", "answers", "--dir", str(tmp_path), "--json"]) == 0
+
+
+def test_a_summary_line_gives_the_point_not_the_pms_sentence_back():
+    from pmforge.interviewer.offline import _gist
+
+    said = ("The real problem, as I see it, is that the wrong trade gets sent because the job is diagnosed over the "
+            "phone by a call handler who isn't a tradesperson.")
+    gist = _gist(said)
+    assert gist.startswith("The wrong trade gets sent because") and gist.endswith("…")
+    assert len(gist.split()) <= 17 and gist.rstrip("…") not in ("", said)
+    assert _gist("Real pain: leads skip the markdown walk on busy nights, and the produce gets binned.") == \
+        "Leads skip the markdown walk on busy nights…"
+    assert _gist("Adjusters.") == "Adjusters."
+
+
+def test_the_opening_never_says_a_clause_back_as_a_measure_or_a_long_belief_whole():
+    from pmforge.understand import Hedge, Metric
+
+    u = Understanding(metrics=[Metric(kind="anti", name="I'd say inventory value shouldn't go", text="x")])
+    assert "must not get worse" not in opening(u) and "guardrail" in opening(u)
+    long_claim = ("the orthopedics group had OR 3 blocked for a full Thursday and released it at 4pm on the "
+                  "Wednesday, so Janelle spent her evening phoning round")
+    u = Understanding(hedges=[Hedge(claim=long_claim, sentence=long_claim)])
+    assert long_claim not in opening(u) and "belief to test" in opening(u)

@@ -329,13 +329,46 @@ def _whole(text: str) -> str:
     return (found[0] if found else text).strip()
 
 
+GIST_WORDS = 16
+_LABEL_LEAD = re.compile(r"^[^:—–]{1,30}[:—–]\s+")  # "Real pain: …", "Why now — …"
+_CLAUSE_BREAK = re.compile(r"\s+[—–]\s+|;\s+|,\s+(?:so|but|because|which|and|since|though|while)\s+")
+_DANGLING = re.compile(r"\s+(?:a|an|the|of|to|in|on|for|and|or|with|by|at|from|that|who|which|is|are|was)$", re.I)
+
+
+def _gist(text: str) -> str:
+    """A record's first point in a few words, for a summary line: the statement inside a lead-in ("The real
+    problem, as I see it, is that the wrong trade gets sent…" → "The wrong trade gets sent…"), its first
+    clause, at most GIST_WORDS words ending on a content word. A summary says where things stand; it does
+    not read the PM's sentences back to them."""
+    sentence = _whole(text)
+    if len(sentence.split()) <= 7:
+        return sentence
+    from pmforge.understand import nlp
+
+    doc = nlp.parse([sentence])[0]
+    root = next((w for w in doc if w.dep_ == "ROOT"), None)
+    inner = next((c for c in root.children if c.dep_ == "ccomp"), None) if root is not None and \
+        root.lemma_ == "be" and any(w.lemma_.lower() in ("problem", "pain", "issue") for w in root.lefts) else None
+    if inner is not None:
+        sentence = " ".join(w.text for w in inner.subtree if not (w.dep_ == "mark" and w.head.i == inner.i))
+        sentence = re.sub(r"\s+([,.;:!?'’])", r"\1", sentence)
+    else:
+        sentence = _LABEL_LEAD.sub("", sentence)
+    clause = _CLAUSE_BREAK.split(sentence.rstrip("."))[0].strip(" ,")
+    words = clause.split()
+    clipped = len(words) > GIST_WORDS or clause != sentence.rstrip(".").strip()
+    words = words[:GIST_WORDS]
+    gist = _DANGLING.sub("", " ".join(words)).rstrip(" ,")
+    return (gist[:1].upper() + gist[1:]) + ("…" if clipped else ".")
+
+
 def _synthesis(state: SessionState, catalogue: Catalogue) -> str:
     brief = state.problem_brief
     lines = ["**Where we are**"]
     if brief.problem_statement:
-        lines.append(f"- Problem: {_whole(brief.problem_statement)}")
+        lines.append(f"- Problem: {_gist(brief.problem_statement)}")
     if brief.target_audience:
-        lines.append(f"- Audience: {_whole(brief.target_audience)}")
+        lines.append(f"- Audience: {_gist(brief.target_audience)}")
     if brief.stakeholders:
         people = ", ".join(f"{s.name} ({offline_plan.ROLE_LABEL.get(s.role, 'involved')})"
                            for s in brief.stakeholders[:6])
@@ -347,7 +380,7 @@ def _synthesis(state: SessionState, catalogue: Catalogue) -> str:
     criteria = brief.decision_criteria
     if criteria.proceed_if or criteria.do_not_proceed_if:
         first = (criteria.do_not_proceed_if or criteria.proceed_if)[-1]
-        lines.append(f"- Decision line: {_whole(first)}")
+        lines.append(f"- Decision line: {_gist(first)}")
     live = [a for a in state.assumptions if not a.retired]
     if live:
         risky = [a for a in live if a.status in ("at_risk", "invalidated")]

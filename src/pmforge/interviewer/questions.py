@@ -138,7 +138,10 @@ def follow_ups(u: Understanding, state: SessionState, message: str = "") -> list
         elif person.role == "execution_dependency":
             asks.append(f"How much of {person.name}'s day-to-day work would have to change?")
     for hedge in u.hedges:
-        claim = _lower_first(hedge.claim)
+        claim = _short_claim(hedge.claim)
+        if not claim:
+            asks.append("What would convince you that this belief holds, or that it doesn't?")
+            continue
         if hedge.evidence:
             asks.append(f"Beyond what you mentioned, what is the cheapest way to check that {claim}?")
         else:
@@ -149,6 +152,22 @@ def follow_ups(u: Understanding, state: SessionState, message: str = "") -> list
 
 
 # ---------------------------------------------------------------- the opening: what Forge understood
+
+# A guardrail's "name" that is really a clause ("I'd say inventory value shouldn't go", "Nothing"): not said back.
+_NOT_A_MEASURE = re.compile(r"^(?:i|we|nothing|anything|none)\b|\b(?:should\w*|shouldn'?t|can'?t|cant|cannot|must\w*|"
+                            r"won'?t|not|go|goes|going|drop|rise|get|gets)\b", re.I)
+CLAIM_WORDS = 12  # a belief said back longer than this reads as the PM's own sentence given back
+
+
+def _short_claim(claim: str) -> str:
+    """A belief in a few words, for a question or the opening: the claim itself when short, else its first
+    clause when that stands on its own; "" when only the PM's whole sentence would do (it is not given back)."""
+    claim = _lower_first(claim)
+    if len(claim.split()) <= CLAIM_WORDS:
+        return claim
+    first = re.split(r"\s+[—–-]\s+|;\s+|:\s+|,\s+(?:so|but|because|which|and|since|though)\s+", claim)[0].strip(" ,")
+    return first if 4 <= len(first.split()) <= CLAIM_WORDS else ""
+
 
 _ROLE_PHRASES = {
     "decision_authority": "{name} has the final say",
@@ -164,7 +183,9 @@ def opening(u: Understanding) -> str:
     for correction in u.corrections[:1]:
         said.append(f"So it is {correction.new} now")
     for m in u.metrics:
-        if m.kind == "anti" and m.name:
+        if m.kind == "anti" and _NOT_A_MEASURE.search(m.name or "x"):
+            said.append("the guardrail is on record")
+        elif m.kind == "anti":
             said.append(f"{m.name} must not get worse")
         elif m.name and m.target:
             to = "" if re.match(r"(?:down|up) to\b|under|below|above|over|at (?:least|most)|less|more|fewer",
@@ -178,8 +199,12 @@ def opening(u: Understanding) -> str:
         if phrase and len(said) < 2:
             said.append(phrase.format(name=person.name))
     if u.hedges and len(said) < 2:
-        said.append(f"that {_lower_first(u.hedges[0].claim)} is still to be checked" if not said else
-                    f"{_lower_first(u.hedges[0].claim)} is a belief to test, not a fact yet")
+        claim = _short_claim(u.hedges[0].claim)
+        if not claim:
+            said.append("what you are not sure of goes in the register as a belief to test")
+        else:
+            said.append(f"that {claim} is still to be checked" if not said else
+                        f"{claim} is a belief to test, not a fact yet")
     if not said:
         return ""
     text = "; ".join(said)
