@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from pmforge.core.models import RetrievedSection
 from pmforge.understand import nlp
 from pmforge.understand import text as t
 from pmforge.understand.fields import unit_vectors
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
 
 Kind = Literal["who", "when", "how_long", "how_many", "how_much", "stands_for", "which", "what"]
 
@@ -196,7 +199,7 @@ def _terms(texts: list[str]) -> list[frozenset[str]]:
     return [_LEMMAS[x] for x in texts]
 
 
-def _argument_nouns(argument) -> list:
+def _argument_nouns(argument: Token) -> list[Token]:
     """An argument's head noun and the nouns compounded onto it ("the returns platform vendor evaluation" is
     about the evaluation, the vendor and the platform, however the parse hangs them together)."""
     return [argument] + [w for w in argument.subtree if w is not argument and w.pos_ in ("NOUN", "PROPN")

@@ -34,8 +34,8 @@ _CORRECTION = re.compile(
     r"|" + t.NUMBER.pattern + r",?\s+not\s+" + t.NUMBER.pattern + r"|\bsorry\b|,\s*not\s+" + t.NUMBER.pattern, _I)
 # A figure put right in place, old first: "that 4.8 should be 3.4", "replace 14 minutes with 12".
 _NUMBER_SWAP = re.compile(
-    r"(?P<old>" + t.NUMBER.pattern + r")(?:\s+[a-z]+){0,2}?\s+(?:should (?:be|read|say)|with|->|→)\s+"
-    r"(?P<new>" + t.NUMBER.pattern + r")", _I)
+    r"(?:\breplace\s+(?P<replaced>" + t.NUMBER.pattern + r")(?:\s+[a-z]+){0,2}?\s+with|(?P<old>" + t.NUMBER.pattern
+    + r")(?:\s+[a-z]+){0,2}?\s+(?:should (?:be|read|say)|->|→))\s+(?P<new>" + t.NUMBER.pattern + r")", _I)
 _OLD_MARK = re.compile(r"(?:\bnot|\binstead of|\brather than|\bwas|\bwere|\bfrom|\bsaid|\bthought|\bearlier|"
                        r"\bpreviously|\bnot the|\bscratch(?: that)?(?: the)?)\s*(?:the\s+|a\s+|an\s+|it'?s\s+|"
                        r"it was\s+)?$", _I)
@@ -134,8 +134,10 @@ def corrections(sentence: str, state: SessionState, earlier: list[str]) -> list[
     if not _CORRECTION.search(sentence):
         return []
     swap = _NUMBER_SWAP.search(sentence)
-    if swap and t.number_core(swap.group("old")) != t.number_core(swap.group("new")):
-        return [Correction(old=swap.group("old").strip(), new=swap.group("new").strip(), sentence=sentence)]
+    if swap:
+        old = (swap.group("replaced") or swap.group("old")).strip()
+        if t.number_core(old) != t.number_core(swap.group("new")):
+            return [Correction(old=old, new=swap.group("new").strip(), sentence=sentence)]
     found = list(t.NUMBER.finditer(sentence))
     olds = [m for m in found if _OLD_MARK.search(sentence[max(0, m.start() - 20): m.start()])]
     news = [m for m in found if m not in olds]

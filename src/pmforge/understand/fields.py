@@ -2,9 +2,9 @@
 
 Each label has its own logistic regression over the MiniLM embedding Forge already ships (the local
 embedder, whatever embedder the project searches with), the sentence's lemmas and its dependency relations
-(hashed), and a few facts the parse gives (a number, money, a date, a person, a question, a condition). The weights are trained from the labelled PM sentences in
-`training/sentences/` by `scripts/train-understanding` and shipped as `data/fields.npz`, with the digest of
-the corpus they came from. Each label has a threshold chosen on held-out folds for precision: below it the
+(hashed), and a few facts the parse gives (a number, money, a date, a person, a question, a condition). The
+weights are trained from the labelled PM sentences in `training/sentences/` by `scripts/train-understanding`
+and shipped as `data/fields.npz`, with the digest of the corpus they came from. Each label has a threshold chosen on held-out folds for precision: below it the
 label is not given, and a sentence no label clears records nothing (the interviewer asks instead).
 """
 
