@@ -30,7 +30,7 @@ from pmforge.llm.messages import Message, ToolCall
 from pmforge.prompt.render import own_words
 from pmforge.tools import TOOLS, tool_call, tool_for
 from pmforge.tools.session import CompleteMode, GenerateArtifact, RecordPattern
-from pmforge.understand import Understanding, extractive, filled_slots
+from pmforge.understand import Understanding, extractive, filled_slots, nlp
 from pmforge.understand import text as t
 
 # Said once per session (the app's sidebar, `forge chat` on stderr), never inside a reply.
@@ -343,8 +343,6 @@ def _gist(text: str) -> str:
     sentence = _whole(text)
     if len(sentence.split()) <= 7:
         return sentence
-    from pmforge.understand import nlp
-
     doc = nlp.parse([sentence])[0]
     root = next((w for w in doc if w.dep_ == "ROOT"), None)
     inner = next((c for c in root.children if c.dep_ == "ccomp"), None) if root is not None and \
