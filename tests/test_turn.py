@@ -217,3 +217,22 @@ def test_an_offline_turn_asks_the_rule_router_once(project: Project, monkeypatch
     result = run_turn(project, "We want to cut fresh shrink in our 62 stores; Maria Lopez, VP of stores, decides.")
     assert result.routing.next_probe
     assert len(decided) == 1
+
+
+def test_a_bare_group_word_is_the_one_group_already_listed(project: Project):
+    run_turn(project, "Our store managers order produce by gut feel, and we throw away about 7% of fresh sales.")
+    run_turn(project, "I'd bet managers would trust a suggested order if it explained itself.")
+    names = [s.name.casefold() for s in project.state().problem_brief.stakeholders]
+    assert "store managers" in names and "managers" not in names, names
+
+
+def test_a_bare_group_word_is_not_folded_into_one_of_two_groups():
+    from pmforge.core.models import Stakeholder
+    from pmforge.interviewer.plan import _group_named_by_head
+
+    state = SessionState()
+    state.problem_brief.stakeholders = [Stakeholder(name="store managers"), Stakeholder(name="regional managers")]
+    assert _group_named_by_head(state, "managers") is None
+    state.problem_brief.stakeholders.pop()
+    assert _group_named_by_head(state, "the manager").name == "store managers"
+    assert _group_named_by_head(state, "area managers") is None  # a kind of manager of its own

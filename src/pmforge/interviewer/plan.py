@@ -143,6 +143,19 @@ def _is_role_text(name: str) -> bool:
                          r"coo|cto|head|director|manager|lead|officer)s?\b", name.casefold()))
 
 
+def _group_named_by_head(state: SessionState, name: str) -> Stakeholder | None:
+    """The one listed group a bare group word refers back to: "managers" is the "store managers" already
+    listed, "mechanics" the "depot mechanics". Only a one-word name, only when a single listed group ends in
+    that word (singular or plural), so two kinds of manager are never folded together."""
+    words = re.sub(r"^(?:the|our|their|all)\s+", "", name.casefold()).split()
+    if len(words) != 1:
+        return None
+    head = words[0][:-1] if words[0].endswith("s") else words[0]
+    found = [s for s in state.problem_brief.stakeholders if len(s.name.split()) > 1
+             and re.sub(r"s$", "", s.name.casefold().split()[-1]) == head]
+    return found[0] if len(found) == 1 else None
+
+
 def _holder_of_title(state: SessionState, title: str) -> Stakeholder | None:
     """The listed person who holds a title ("the CFO" is "Dan Brown" when his notes say CFO)."""
     wanted = re.sub(r"^(?:the|our|their)\s+", "", title.casefold()).strip()
@@ -169,7 +182,8 @@ def _stakeholder_calls(people: list[Person], state: SessionState, departed: set[
         folded = name.casefold()
         if len(name) < 2 or folded in departed or folded in options:
             continue
-        existing = find_stakeholder(state, name) or (_holder_of_title(state, name) if person.kind == "role" else None)
+        existing = find_stakeholder(state, name) or (_holder_of_title(state, name) if person.kind == "role" else None) \
+            or (_group_named_by_head(state, name) if person.kind in ("role", "team") else None)
         note = _note(person)
         if existing is None and folded in planned:
             add = planned[folded]
