@@ -331,7 +331,6 @@ def _whole(text: str) -> str:
 
 GIST_WORDS = 16
 _LABEL_LEAD = re.compile(r"^[^:—–]{1,30}[:—–]\s+")  # "Real pain: …", "Why now — …"
-_CLAUSE_BREAK = re.compile(r"\s+[—–]\s+|;\s+|,\s+(?:so|but|because|which|and|since|though|while)\s+")
 _DANGLING = re.compile(r"\s+(?:a|an|the|of|to|in|on|for|and|or|with|by|at|from|that|who|which|is|are|was)$", re.I)
 
 
@@ -352,7 +351,7 @@ def _gist(text: str) -> str:
         sentence = re.sub(r"\s+([,.;:!?'’])", r"\1", sentence)
     else:
         sentence = _LABEL_LEAD.sub("", sentence)
-    clause = _CLAUSE_BREAK.split(sentence.rstrip("."))[0].strip(" ,")
+    clause = t.CLAUSE_BREAK.split(sentence.rstrip("."))[0].strip(" ,")
     words = clause.split()
     clipped = len(words) > GIST_WORDS or clause != sentence.rstrip(".").strip()
     words = words[:GIST_WORDS]

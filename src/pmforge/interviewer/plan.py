@@ -42,7 +42,6 @@ AUDIENCE_SENTENCES, AUDIENCE_WORDS = 2, 60
 WHY_NOW_SENTENCES, WHY_NOW_WORDS = 2, 60
 LIST_LIMIT = 6
 _NOTE_CHARS = 240
-_CLAUSE_CUT = re.compile(r"(?:,\s+(?:and|but|so|which|because|though|although|while|whereas)\b|;|\s[—–]\s|:\s)")
 
 
 # ---------------------------------------------------------------- composing prose fields from sentences
@@ -52,7 +51,7 @@ def _clause(sentence: str, words: int = 40) -> str:
     """A long sentence cut at its last clause boundary that keeps it under `words` (whole clauses only)."""
     if len(sentence.split()) <= words:
         return sentence
-    cuts = [m.start() for m in _CLAUSE_CUT.finditer(sentence) if len(sentence[: m.start()].split()) <= words]
+    cuts = [m.start() for m in t.CLAUSE_BREAK.finditer(sentence) if len(sentence[: m.start()].split()) <= words]
     head = sentence[: cuts[-1]] if cuts else " ".join(sentence.split()[:words])
     return t.tidy(head.rstrip(" ,;:—–"))
 
@@ -150,9 +149,11 @@ def _group_named_by_head(state: SessionState, name: str) -> Stakeholder | None:
     words = re.sub(r"^(?:the|our|their|all)\s+", "", name.casefold()).split()
     if len(words) != 1:
         return None
-    head = words[0][:-1] if words[0].endswith("s") else words[0]
+    def singular(word: str) -> str:
+        return word[:-1] if word.endswith("s") else word
+
     found = [s for s in state.problem_brief.stakeholders if len(s.name.split()) > 1
-             and re.sub(r"s$", "", s.name.casefold().split()[-1]) == head]
+             and singular(s.name.casefold().split()[-1]) == singular(words[0])]
     return found[0] if len(found) == 1 else None
 
 

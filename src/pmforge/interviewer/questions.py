@@ -165,7 +165,7 @@ def _short_claim(claim: str) -> str:
     claim = _lower_first(claim)
     if len(claim.split()) <= CLAIM_WORDS:
         return claim
-    first = re.split(r"\s+[—–-]\s+|;\s+|:\s+|,\s+(?:so|but|because|which|and|since|though)\s+", claim)[0].strip(" ,")
+    first = t.CLAUSE_BREAK.split(claim)[0].strip(" ,")
     return first if 4 <= len(first.split()) <= CLAIM_WORDS else ""
 
 

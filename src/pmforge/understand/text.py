@@ -29,6 +29,11 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+# Where a sentence may be cut between whole clauses: before ", and/but/so/which/because…", a semicolon, a dash
+# between spaces, or a colon.
+CLAUSE_BREAK = re.compile(r"(?:,\s+(?:and|but|so|which|because|though|although|while|whereas)\b|;|\s[—–]\s|:\s)")
+
+
 def clip_words(text: str, words: int) -> str:
     parts = text.split()
     return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
