@@ -83,6 +83,14 @@ def test_the_sentence_whose_verb_takes_the_asked_thing_answers():
     assert reply_to("Who ran the evaluation?", [section]).startswith("**Samuel Reyes**")
 
 
+def test_by_when_is_answered_by_the_date_the_asked_thing_must_happen_by():
+    section = _section("If the board agrees, we will give Circulo notice at once and run a four-week pilot from 6 "
+                       "October 2025. Notice must reach Circulo by 1 October 2025, or the contract renews.",
+                       "evaluation.md", "Background")
+    assert reply_to("By when do we have to give Circulo notice?", [section]).startswith("**1 October 2025**")
+    assert reply_to("When does the pilot start?", [section]).startswith("**6 October 2025**")  # not "four-week"
+
+
 def test_a_table_cell_answers_with_its_row_and_column():
     table = ("| | | |\n|---|---|---|\n| Vendor | Price per return | Setup time |\n| Loop Returns | $1.20 | 10 weeks |"
              "\n| ParcelBack | $0.95 | 6 weeks |\n| Kestrel | $1.35 | 12 weeks |")

@@ -75,6 +75,8 @@ _DATE = re.compile(r"\b(?:\d{1,2}\s+(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|N
                    r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?,?"
                    r"(?:\s+\d{4})?|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\s+\d{4}|"
                    r"Q[1-4](?:\s+|\s*FY)?\d{2,4}|FY\s?\d{2,4}|\d{4}-\d{2}-\d{2})\b", re.I)
+_BY_WHEN = re.compile(r"\b(?:by when|deadline|no later than|until when|latest date|cut-?off)\b", re.I)
+_BEFORE = re.compile(r"\b(?:by|before|until|no later than)", re.I)
 _ASKING_LEMMAS = frozenset("who what when which how many much do stand mean tell our say accord the a".split())
 _ASKING = frozenset(t.content_terms("who what when which how many much does stand for mean tell about the our "
                                     "document report file say says according"))
@@ -211,6 +213,49 @@ def _predicates(texts: list[str]) -> list[frozenset[tuple[str, str]]]:
     return [_PREDICATES.get(x, frozenset()) for x in texts]
 
 
+def _asked_predicates(question: str) -> frozenset[tuple[str, str]]:
+    """Each verb of a question with each noun in it: a short question's parse may hang "the returns platform
+    vendor evaluation" on "returns", but "who ran" it asks about running the evaluation all the same."""
+    doc = nlp.parse([question])[0]
+    nouns = [w.lemma_.lower() for w in doc if w.pos_ in ("NOUN", "PROPN") and not w.is_stop]
+    return frozenset((w.lemma_.lower(), n) for w in doc if w.pos_ == "VERB" for n in nouns) | _predicates(
+        [question])[0]
+
+
+DEADLINE_WEIGHT = 8.0  # a date the asked thing must happen by ("notice must reach Circulo by 1 October")
+ACTOR_WEIGHT = 4.0  # a person who does what a "who" question asks ("the evaluation was run by Samuel Reyes")
+_AGENT_PRONOUNS = frozenset({"he", "she", "they"})
+
+
+def _deadlines(text: str, nouns: set[str]) -> list[str]:
+    """Dates something the question names must happen by: the date after "by", "before" or "until", when
+    the verb it hangs from has one of the question's nouns among its words."""
+    doc = nlp.parse([text])[0]
+    found = []
+    for prep in doc:
+        if prep.dep_ != "prep" or not _BEFORE.fullmatch(prep.lower_):
+            continue
+        for date in (c for c in prep.children if c.dep_ == "pobj" and c.ent_type_ == "DATE"):
+            verb = prep.head
+            said = {w.lemma_.lower() for c in verb.children if c.dep_ != "prep" for w in c.subtree}
+            if said & nouns:
+                found.append(doc[date.left_edge.i: date.right_edge.i + 1].text)
+    return found
+
+
+def _actors(text: str, verbs: set[str]) -> list[str]:
+    """People who do one of the question's verbs in a sentence: its subject, or the agent of its passive."""
+    doc = nlp.parse([text])[0]
+    out = []
+    for w in doc:
+        if not (w.ent_type_ == "PERSON" or w.lower_ in _AGENT_PRONOUNS):
+            continue
+        node = w.head if w.dep_ in ("compound", "flat") else w
+        if node.dep_ == "nsubj" and node.head.lemma_.lower() in verbs:
+            out.append(w.text)
+        elif node.dep_ == "pobj" and node.head.dep_ == "agent" and node.head.head.lemma_.lower() in verbs:
+            out.append(w.text)
+    return out
 SIMILARITY_WEIGHT = 3.0  # MiniLM cosine beside the rarity-weighted shared lemmas
 
 
@@ -233,12 +278,20 @@ def _rank(question: str, candidates: list[Unit]) -> list[tuple[float, Unit]]:
         for word in _words(unit.text):
             counts[word] = counts.get(word, 0) + 1
     distinctive = {w for w in _words(question) if counts.get(w, 0) <= max(2, n // 5)} - _QUESTION_WORDS
-    asked_predicates = _predicates([question])[0]
+    asked_predicates = _asked_predicates(question)
+    asked_verbs = {verb for verb, _ in asked_predicates}
+    asked_nouns = {noun for _, noun in asked_predicates}
+    by_when = bool(_BY_WHEN.search(question))
+    kind = answer_kind(question)
     ranked = []
     for unit, terms, sim, predicates in zip(candidates, unit_terms, similarity,
                                             _predicates([u.text for u in candidates])):
         lexical = sum(math.log(1 + n / frequency[w]) for w in terms & wanted)
         score = lexical + SIMILARITY_WEIGHT * float(sim) + PREDICATE_WEIGHT * len(predicates & asked_predicates)
+        if by_when and _deadlines(unit.text, asked_nouns):
+            score += DEADLINE_WEIGHT
+        if kind == "who" and _actors(unit.text, asked_verbs):
+            score += ACTOR_WEIGHT
         if unit.kind == "row":
             score += _row_fit(question, unit, distinctive)
         if unit.kind == "field":
@@ -290,7 +343,13 @@ def _persons(text: str) -> list[str]:
 
 def _dates(text: str) -> list[str]:
     doc = nlp.parse([text])[0]
-    found = [e.text for e in doc.ents if e.label_ == "DATE"]
+    found = []
+    for e in doc.ents:
+        if e.label_ == "DATE":
+            start = e.start  # the model may leave the day out of "1 October 2025"
+            while start > 0 and doc[start - 1].like_num and e.start <= doc[start - 1].head.i < e.end:
+                start -= 1
+            found.append(doc[start: e.end].text)
     return found or [m.group(0) for m in _DATE.finditer(text)]
 
 
@@ -464,7 +523,13 @@ def _pick(kind: Kind, question: str, unit: Unit) -> tuple[str, str]:
         return unit.speaker, text
     if kind == "when":
         dates = _dates(text)
-        return (dates[0] if dates else ""), text
+        # "When" asks for a point in time: "6 October 2025" over the "four-week" pilot beside it, and the
+        # date a deadline is set by when the question asks "by when".
+        points = [d for d in dates if not _DURATION.fullmatch(d.strip())] or dates
+        if _BY_WHEN.search(question):
+            asked_nouns = {noun for _, noun in _asked_predicates(question)}
+            points = _deadlines(text, asked_nouns) or points
+        return (points[0] if points else ""), text
     if kind == "how_long":
         return _near(text, [m.group(0) for m in _DURATION.finditer(text)], question), text
     if kind in ("how_many", "how_much"):
