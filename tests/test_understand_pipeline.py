@@ -8,7 +8,7 @@ import numpy as np
 from pmforge.core.models import SessionState
 from pmforge.embed.local import LocalEmbedder
 from pmforge.knowledge import builtin_catalogue
-from pmforge.understand import fields, learn, nlp, scoring, understand
+from pmforge.understand import fields, learn, nlp, people, scoring, understand
 
 CATALOGUE = builtin_catalogue()
 
@@ -73,10 +73,26 @@ def test_a_department_in_a_job_title_is_part_of_the_person_and_worry_is_not_auth
 
 def test_what_a_person_is_called_is_not_a_second_person():
     for message, person in (("Accountable for adoption would be our Head of Operations, Laura Chen.", "Laura Chen"),
+                            ("Accountable for adoption would have to be the plant manager, Ines Duarte.",
+                             "Ines Duarte"),
                             ("Adoption owner is Tomás Reyes, VP of Customer Success.", "Tomás Reyes")):
         names = [p.name for p in _read(message).people]
         assert any(person in name for name in names), names
         assert not any(name.split()[0] in ("Accountable", "Adoption") for name in names), names
+
+
+def test_a_title_given_through_she_or_he_belongs_to_the_one_person_named():
+    u = _read("Deborah's the one who'd have to sign off on anything that touches the claims system — she's our "
+              "SVP of Claims.")
+    assert [(p.name, p.role) for p in u.people] == [("Deborah", "decision_authority")]
+    assert u.people[0].title == "SVP of Claims"
+
+
+def test_a_plural_group_of_role_holders_is_a_candidate_and_an_obligation_makes_it_must_change():
+    found = people.candidates(nlp.parse(["And the agents won't give that up easily."])[0])
+    assert [m.name for m in found] == ["agents"]
+    assert people.role_type("would have to trust intake data they didn't collect") == "execution_dependency"
+    assert people.role_type("has to approve any device") == "decision_authority"
 
 
 def test_vendors_and_build_options_are_options_not_people():

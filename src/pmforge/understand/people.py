@@ -30,13 +30,16 @@ principal matron foreman forewoman dispatcher planner scheduler buyer surveyor i
 secretary partner executive exec engineer designer lawyer attorney accountant actuary underwriter adjuster
 nurse doctor physician surgeon clinician pharmacist technician tech mechanic driver teacher coach
 consultant specialist strategist recruiter advisor adviser ombudsman steward trustee governor mayor
+attendant publisher editor estimator
 """.split())
 # Roles a sentence can name in the plural as a group that must act or that resists ("the dispatchers").
 GROUP_ROLE_NOUNS = frozenset("""
 manager supervisor planner scheduler dispatcher nurse doctor physician surgeon clinician pharmacist technician
 tech mechanic driver teacher coach engineer analyst underwriter adjuster agent rep inspector surveyor
 operative operator handler picker packer buyer recruiter caseworker advisor adviser accountant lawyer
-receptionist clerk coordinator administrator lead
+receptionist clerk coordinator administrator lead attendant editor reporter journalist cashier porter courier
+paramedic carer caregiver therapist volunteer installer contractor seller merchant reviewer approver assessor
+examiner auditor officer broker banker estimator
 """.split())
 TEAM_NOUNS = frozenset("""
 team department dept group committee union board council desk office function squad crew unit panel
@@ -103,7 +106,8 @@ _DECISION = re.compile(
     r"veto\w*|sponsor\w*|green-?light\w*|fund(?:s|ed|ing)? (?:it|this|the)|calls? the shots|"
     r"say(?:s)? yes|accountable for (?:the )?(?:decision|budget|outcome)|gatekeep\w*|authori[sz]\w*)\b", re.I)
 _EXECUTION = re.compile(
-    r"\b(?:(?:would|will|'d|'ll|has|have|had|need|needs|must|going) (?:to )?(?:have to |need to )?(?:change|adopt|use|"
+    r"\b(?:(?:would|will|'d|'ll|must) (?:have|need) to \w+|(?:has|have|needs?) to (?!be\b)\w+|"
+    r"(?:would|will|'d|'ll|has|have|had|need|needs|must|going) (?:to )?(?:have to |need to )?(?:change|adopt|use|"
     r"learn|switch|stop|start|run|build|deliver|integrate|maintain|support|implement|roll|train|staff|do|own|"
     r"review|update|re-?key|enter|scan|follow|work|handle|answer|expose|migrate|move|carry|install|configure)|"
     r"(?:builds?|built|delivers?|implements?|integrates?|maintains?|runs?|operates?|owns?) (?:the |our |it|this|"
@@ -313,7 +317,8 @@ def candidates(doc: "Doc", options: set[str] | None = None) -> list[Mention]:
         covered.update(mention.tokens)
 
     # People, with the title or team beside them.
-    for run in _person_tokens(doc):
+    person_runs = _person_tokens(doc)
+    for run in person_runs:
         root = max(run, key=lambda t: t.i)
         mention = Mention(name=_text(run), kind="person", tokens={t.i for t in run},
                           option=is_option(run, options))
@@ -336,10 +341,14 @@ def candidates(doc: "Doc", options: set[str] | None = None) -> list[Mention]:
                 start -= 1
             mention.title = _text(before[start:])
             mention.tokens |= {w.i for w in before[start:]}
-        # "Ravi Shah is the head of merchandising"
-        if not mention.title and root.dep_ == "nsubj" and root.head.lemma_ == "be":
-            attrs = [c for c in root.head.children if c.dep_ == "attr" and _is_role_head(c)]
-            if attrs:
+        # "Ravi Shah is the head of merchandising"; "Deborah signs off — she's our SVP of Claims" (a title
+        # given through a pronoun belongs to the one person the sentence names).
+        copulas = [root.head] if root.dep_ == "nsubj" and root.head.lemma_ == "be" else []
+        if len(person_runs) == 1:
+            copulas += [w.head for w in doc if w.lower_ in ("she", "he") and w.dep_ == "nsubj" and w.head.lemma_ == "be"]
+        for copula in copulas:
+            attrs = [c for c in copula.children if c.dep_ == "attr" and _is_role_head(c) and c.i not in covered]
+            if not mention.title and attrs:
                 span = _role_span(attrs[0])
                 mention.title, mention.tokens = _text(span), mention.tokens | {s.i for s in span}
         add(mention, root)
@@ -347,9 +356,10 @@ def candidates(doc: "Doc", options: set[str] | None = None) -> list[Mention]:
     # Roles ("our CFO", "the head of merchandising"), unless they are a person's title; a role with a person
     # in apposition ("our CFO, Dan Brown") was taken with the person.
     for token in doc:
-        if token.i in covered or not _is_role_head(token):
-            continue
         plural = token.tag_ in ("NNS", "NNPS") or (token.lower_.endswith("s") and token.lemma_.lower() != token.lower_)
+        group = plural and token.pos_ == "NOUN" and token.lemma_.lower() in GROUP_ROLE_NOUNS  # "the agents"
+        if token.i in covered or not (_is_role_head(token) or group):
+            continue
         span = _role_span(token)
         if any(t.i in covered for t in span):
             continue

@@ -59,9 +59,14 @@ def _describes_another(mention: Mention, others: list[Mention], doc: "Doc") -> b
     """"Accountable for adoption would be our COO, Femi Adeyemi", "Adoption owner is Tomás Reyes": the subject
     of "be" whose complement names a person or a role describes that person, and is no second stakeholder."""
     anchor = doc[mention.anchor]
-    if anchor.dep_ not in ("nsubj", "nsubjpass") or anchor.head.lemma_ != "be" or mention.kind == "team":
+    if anchor.dep_ not in ("nsubj", "nsubjpass") or mention.kind == "team":
         return False
-    complement = [w for c in anchor.head.children if c.dep_ in ("attr", "acomp") for w in c.subtree]
+    # "… would have to be our COO": the copula may sit under a modal verb's complement.
+    copula = anchor.head if anchor.head.lemma_ == "be" else next(
+        (c for c in anchor.head.children if c.dep_ == "xcomp" and c.lemma_ == "be"), None)
+    if copula is None:
+        return False
+    complement = [w for c in copula.children if c.dep_ in ("attr", "acomp") for w in c.subtree]
     said = {w.i for w in complement}
     if anchor.ent_type_ != "PERSON" and mention.tokens & said:
         return True  # the complement was read as the subject's own title: it is the one being described
