@@ -202,6 +202,20 @@ def test_status_changes_in_ordinary_words():
     ("ok so should we actually build the auto-scheduler? poke holes in it", "evaluate", "auto-scheduler"),
     ("What does the research say about weekend staffing?", "question_files", ""),
     ("let's wrap up this mode", "wrap_up", ""),
+    # However the request is worded, and wherever the option was named in the message.
+    ("Declan wants us to buy Clausewise, an AI clause-review tool, and I would be grateful if you would "
+     "stress-test it with me properly.", "evaluate", "Clausewise"),
+    ("Maarten has a proposal for this, it is called Startklaar. Can you evaluate it for me?", "evaluate",
+     "Startklaar"),
+    ("Leo is sold on the Vanguard Pass, our battle-pass concept, and I want you to stress-test it hard.",
+     "evaluate", "Vanguard Pass"),
+    ("ok switching gears. I want you to stress-test one option specifically: the QuickLight self-install kit",
+     "evaluate", "QuickLight self-install kit"),
+    # Descriptions of someone else's evaluation, and nouns, are not requests.
+    ("Procurement evaluated three vendors last year.", "statement", ""),
+    ("I think finance wants to assess the Acme tool first.", "statement", ""),
+    ("We evaluate our vendors every year.", "statement", ""),
+    ("The assessment team is building a rubric engine.", "statement", ""),
 ])
 def test_intents(message, intent, extra):
     u = understand(message, SessionState(), catalogue=CATALOGUE)

@@ -123,19 +123,87 @@ def intent_of(words: str, mode: Mode, filler: bool) -> tuple[Intent, str, str]:
     return "statement", "", ""
 
 
+_ANY_EVALUATE = re.compile(r"\b" + _EVALUATE_VERB + r"\b\s*(?P<object>[^.?!;]*)", _I)
+_ASKER = frozenset({"you", "u", "we", "us"})
+
+
+_MODALS = frozenset({"can", "could", "would", "will", "shall", "should", "might", "'d", "'ll", "ca", "wo"})
+_SOFTENERS = frozenset({"also", "please", "properly", "really", "just", "actually", "now", "then", "kindly"})
+
+
+def _asked_for(words: str, start: int) -> bool:
+    """Whether the evaluation verb at `start` is asked of Forge: an imperative ("stress-test it"), a modal with
+    you or we ("can you evaluate", "if you would stress-test it"), or the verb wanted by the PM ("I want you
+    to…", "we need to…", "let's…") — not a description ("Procurement evaluated three vendors", "finance wants to
+    assess it", "the assessment team"). Read from the tokens before the verb, since the parse often takes a
+    hyphenated verb ("stress-test") for a noun."""
+    doc = nlp.parse([words])[0]
+    first = next((w for w in doc if w.idx >= start), None)
+    if first is None:
+        return False
+    if first.pos_ == "VERB" and first.tag_ in ("VBD", "VBN", "VBG", "VBZ"):
+        return False
+    before = [w for w in doc[first.sent.start: first.i] if w.lower_ not in _SOFTENERS and w.pos_ != "ADV"]
+    if not before or before[-1].is_punct:
+        return first.pos_ in ("VERB", "NOUN", "PROPN", "ADJ") and not (first.pos_ == "NOUN" and first.dep_ in (
+            "compound", "nsubj") and not first.text.count("-") and first.lower_ not in ("evaluate", "assess"))
+    previous = before[-1].lower_
+    if previous in _ASKER and len(before) > 1 and before[-2].lower_ in _MODALS:
+        return True  # "can you evaluate", "could we assess"
+    if previous in _MODALS:
+        around = {w.lower_ for w in before[-3:]} | {doc[first.i - 1].lower_}
+        return bool(around & _ASKER)
+    if previous in ("to", "let's", "lets") or (previous == "us" and len(before) > 1 and before[-2].lower_ == "let"):
+        return previous != "to" or bool({w.lower_ for w in before[-4:-1]} & (_ASKER | {"i", "me"}))
+    return False
+
+
+def _named_option(words: str, before: int) -> str:
+    """The option a message names for "evaluate it": a product or company name that is called a tool, an idea
+    or a company ("Clausewise, an AI clause-review tool"; "it is called Startklaar"), else any such name, else
+    a noun phrase with a solution noun — the last one named before the request."""
+    doc = nlp.parse([words])[0]
+    best: tuple[float, int, str] | None = None
+    for chunk in doc.noun_chunks:
+        names = [w for w in chunk if w.pos_ == "PROPN" and not w.is_stop and not (w.i == w.sent.start and not w.ent_type_)
+                 and w.ent_type_ not in ("PERSON", "DATE", "NORP")]  # a made-up name is often read as a place
+        if not names or chunk.start_char >= before:
+            continue
+        name = doc[names[0].i: names[-1].i + 1].text
+        score = 1.0
+        head = chunk.root.head
+        neighbours = [head] + [c for c in chunk.root.children if c.dep_ == "appos"] + (
+            [head.head] if head.dep_ == "prep" else [])  # "loggers from Sonatrace"
+        if any(re.fullmatch(_SOLUTION_NOUNS + r"|company|firm|startup|vendor|supplier|kit", n.lower_)
+               for n in neighbours if n.i not in range(chunk.start, chunk.end) and n.pos_ in ("NOUN", "PROPN")):
+            score += 2.0
+        if chunk.start > 0 and doc[chunk.start - 1].lower_ in ("called", "named", "dubbed"):
+            score += 2.0
+        if re.search(r"[a-z][A-Z]", name) or names[-1].ent_type_ in ("ORG", "PRODUCT"):
+            score += 1.0
+        candidate = (score, chunk.start, name)
+        if best is None or candidate[:2] > best[:2]:
+            best = candidate
+    if best is not None:
+        return best[2]
+    named = _NAMED_OPTION.search(words)
+    return named.group(0) if named else ""
+
+
 def evaluation_target(words: str) -> str | None:
     """The option the PM asks to evaluate ("stress-test the Acme idea" → "Acme idea"), "" for an unnamed
     one ("let's evaluate the solution"), None when the PM is not asking for an evaluation."""
     if _MODE_2.search(words):
         m = EVALUATE.search(words)
         return _solution_name(m.group("object")) if m and _SOLUTION_WORDS.search(m.group("object")) else ""
-    for pattern in (SHOULD_WE, EVALUATE):
-        for m in pattern.finditer(words):
+    asked = [m for m in _ANY_EVALUATE.finditer(words) if not EVALUATE.match(words, m.start())
+             and _asked_for(words, m.start())]
+    for pattern in (SHOULD_WE, EVALUATE, asked):
+        for m in (pattern.finditer(words) if isinstance(pattern, re.Pattern) else pattern):
             obj = m.groupdict().get("paced") or m.group("object")
-            if re.fullmatch(r"\s*(?:it|this|that|them)\b.*", obj, _I):
+            if re.fullmatch(r"\s*(?:it|this|that|them|this one|that one)\b.*", obj, _I):
                 # "poke holes in it": the option is named elsewhere in the message.
-                named = _NAMED_OPTION.search(words)
-                obj = named.group(0) if named else obj
+                obj = _named_option(words, m.start()) or obj
             if _SOLUTION_WORDS.search(obj) or re.search(r"\b[A-Z][a-z]+", obj) or pattern is SHOULD_WE:
                 if re.search(r"\b(?:problem|brief|register|assumptions?|metrics?|stakeholders?|audience|"
                              r"numbers|data we have)\b", obj, _I) and not _SOLUTION_WORDS.search(obj):
@@ -147,8 +215,13 @@ def evaluation_target(words: str) -> str | None:
 def _solution_name(phrase: str) -> str:
     """The noun phrase being evaluated: "a self-service returns portal: the customer picks…" → "self-service
     returns portal"; "Liftwise's predictive module properly" → "Liftwise's predictive module"."""
+    generic = re.match(r"\s*(?:(?:one|an?|the|this|that|our)\s+)?(?:option|idea|solution|proposal|thing|one)"
+                       r"(?:\s+\w+ly)?\s*:\s*(?P<rest>.+)", phrase, _I)
+    if generic:  # "one option specifically: the QuickLight self-install kit"
+        phrase = generic.group("rest")
     phrase = re.split(r"\b(?:and see|to see|so we|so that|before|because|since|with me|for me|now|together|"
-                      r"properly|a bit|first|in detail|then)\b|[,:;—–(]", phrase, maxsplit=1)[0].strip(" .?!")
+                      r"properly|a bit|first|in detail|then|from|hard)\b|[,:;—–(]", phrase, maxsplit=1)[0].strip(
+        " .?!")
     chunk = _first_noun_phrase(phrase)
     if chunk:
         phrase = chunk
