@@ -236,3 +236,12 @@ def test_a_bare_group_word_is_not_folded_into_one_of_two_groups():
     state.problem_brief.stakeholders.pop()
     assert _group_named_by_head(state, "the manager").name == "store managers"
     assert _group_named_by_head(state, "area managers") is None  # a kind of manager of its own
+
+
+def test_a_guess_goes_to_the_register_not_into_the_problem_statement(project: Project):
+    run_turn(project, "Punch items and safety findings get written down and then they disappear. My guess is half of "
+                      "the architect's items are duplicates of ours.")
+    state = project.state()
+    assert "disappear" in state.problem_brief.problem_statement
+    assert "duplicates" not in state.problem_brief.problem_statement
+    assert any("duplicates" in a.claim for a in state.assumptions)

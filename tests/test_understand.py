@@ -14,6 +14,7 @@ from pmforge.interviewer.rules import RouteInputs, rule_route
 from pmforge.knowledge import builtin_catalogue
 from pmforge.turn.assemble import side_excerpt
 from pmforge.understand import extractive, understand
+from pmforge.understand.read import heading_label
 from pmforge.understand.text import claim_without_hedge, is_hedged, person_names, sentences
 
 CATALOGUE = builtin_catalogue()
@@ -107,6 +108,22 @@ def test_problem_and_audience():
 def people_of(message: str) -> dict[str, str]:
     """Each stakeholder the message names, with the part the words give them."""
     return {p.name: p.role for p in understand(message, SessionState(), catalogue=CATALOGUE).people}
+
+
+@pytest.mark.parametrize("heading, label", [
+    ("**Problem**", "problem"), ("Here's the problem.", "problem"), ("Why now.", "why_now"),
+    ("Guardrails then:", "anti_metric"), ("**Who feels it**", "audience"), ("How we test it.", "validation"),
+    ("The problem is that vans break down.", None), ("Numbers.", None), ("ok.", None),
+])
+def test_a_line_that_only_names_a_field_is_a_heading(heading, label):
+    assert heading_label(heading) == label
+
+
+def test_sentences_under_a_heading_lean_to_the_field_it_names():
+    message = "Why now. OSHA cited us in March on the Riverside job. That one stung."
+    found = slots_of(message)
+    assert any("OSHA cited us" in s for s in found.get("why_now", []))
+    assert not any("Why now" == s.strip(".") for values in found.values() for s in values)
 
 
 def test_stakeholders_people_and_roles():

@@ -371,7 +371,7 @@ def tool_calls(u: Understanding, state: SessionState, mode: str, org_context: st
             "basis": t.clip_words(basis, 60)[:400]}))
 
     brief = state.problem_brief
-    problem = u.slot("problem")
+    problem = [f for f in u.slot("problem") if not f.hedged]  # a guess is registered as an assumption instead
     if problem and mode == "mode_1":
         statement = compose(brief.problem_statement, problem, "problem", PROBLEM_SENTENCES, PROBLEM_WORDS,
                             prefer_numbers=True)

@@ -154,7 +154,8 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
     statements = [s for s in all_sentences
                   if not (s.rstrip().endswith("?") or t.is_meta(s) or intent in ("summarize", "artifact"))]
     docs = nlp.parse(statements) if statements else []
-    readings = fields.read(statements, docs, expected=_expected_labels(state, effective_mode, catalogue))
+    readings = fields.read(statements, docs, expected=_expected_labels(state, effective_mode, catalogue),
+                           headed=_headed(statements))
     earlier = changes.recorded_strings(state)
     known_options = _known_options(state)
     facts_by_sentence: dict[str, list[Fact]] = {}
@@ -263,6 +264,38 @@ _FIELD_NAMES = {
 _NAMED_FIELD = re.compile(r"^\s*(" + "|".join(sorted((re.escape(w) for words in _FIELD_NAMES.values()
                                                         for w in words), key=len, reverse=True)) + r")\s*[:—–]\s",
                           re.I)
+
+# A line that only names a field ("**Evidence**", "Why now.", "Guardrails then:") heads the sentences after it.
+_HEADING_NAMES = {**{w: label for label, words in _FIELD_NAMES.items() for w in words if w not in ("who", "test",
+                                                                                                  "value", "history")},
+                  "evidence": "problem", "who feels it": "audience", "who gets hurt": "audience",
+                  "who it hurts": "audience", "who is affected": "audience", "users affected": "audience",
+                  "go/no-go": "do_not_proceed_if", "go / no-go": "do_not_proceed_if", "kill criteria": "do_not_proceed_if",
+                  "how we test it": "validation", "how we'd test it": "validation", "build, buy or partner":
+                  "build_vs_buy", "build buy or partner": "build_vs_buy", "success": "metric_lagging",
+                  "what we tried": "tried_before", "what we tried before": "tried_before", "stakeholders": "stakeholder"}
+_HEADING_FILLER = re.compile(r"^(?:(?:ok|okay|so|now|and|right|here'?s|here is|then)\s+)*(?:the\s+|our\s+)?|"
+                             r"(?:\s+(?:then|now|first|next|next up|quickly|super important|for me))+$", re.I)
+
+
+def heading_label(sentence: str) -> str | None:
+    """The field a sentence names when it is only a heading: "**Problem**", "Here's the problem.", "Day one."."""
+    words = re.sub(r"[*_#>`]+", "", sentence).strip().rstrip(".:!—–-").strip().lower()
+    if len(words.split()) > 5:
+        return None
+    return _HEADING_NAMES.get(words) or _HEADING_NAMES.get(_HEADING_FILLER.sub("", words).strip(" ,"))
+
+
+def _headed(statements: list[str]) -> list[str | None]:
+    """Per sentence, the field the last heading above it names, within one message."""
+    out: list[str | None] = []
+    current: str | None = None
+    for sentence in statements:
+        label = heading_label(sentence)
+        out.append(None if label else current)
+        current = label or current
+    return out
+
 
 _NAMED_PROBLEM = re.compile(r"^\s*(?:so\s+|well\s+|basically\s+)?(?:the|our|my)\s+(?:real\s+|main\s+|core\s+|actual\s+|"
                             r"biggest\s+|underlying\s+)?problem\s+(?:is|here is|we have is)\b", re.I)
