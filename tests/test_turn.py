@@ -245,3 +245,10 @@ def test_a_guess_goes_to_the_register_not_into_the_problem_statement(project: Pr
     assert "disappear" in state.problem_brief.problem_statement
     assert "duplicates" not in state.problem_brief.problem_statement
     assert any("duplicates" in a.claim for a in state.assumptions)
+
+
+def test_a_first_name_row_takes_the_surname_once_it_is_given(project: Project):
+    run_turn(project, "Ray wants a number by Friday on how many drops are ready.")
+    run_turn(project, "Ray Dunleavy, director of field ops, owns the techs and dispatch.")
+    names = [s.name for s in project.state().problem_brief.stakeholders]
+    assert "Ray Dunleavy" in names and "Ray" not in names, names

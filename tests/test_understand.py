@@ -174,6 +174,11 @@ def test_correction_finds_the_superseded_number():
     ("Hmm no, churn is 3.4%.", "4.8%", "3.4%"),
     ("that 4.8 should be 3.4", "4.8", "3.4"),
     ("replace 14 minutes with 12 minutes", "14", "12"),
+    # The old figure in one sentence and the new one in another.
+    ("Sorry, one correction. The 4.8% I told you was wrong, it counted paused accounts. Actual churn is 3.4%.",
+     "4.8%", "3.4%"),
+    ("Wacht, I must correct. The 4.8% is not right, that was with trials. Only paying accounts, it is 3.4%.",
+     "4.8%", "3.4%"),
 ])
 def test_a_figure_put_right_in_any_register(sentence, old, new):
     state = SessionState()
@@ -191,6 +196,26 @@ def test_a_new_figure_is_not_taken_for_a_correction(sentence):
     state = SessionState()
     state.problem_brief.problem_statement = "Churn is 4.8% a month. First-time fix rate is 55%."
     assert understand(sentence, state, catalogue=CATALOGUE).corrections == []
+
+
+def test_a_figure_said_to_be_wrong_is_never_taken_for_the_new_one():
+    state = SessionState()
+    state.problem_brief.problem_statement = "Our carrier raised return charges by 18% from October."
+    u = understand("The 31% return rate I told you was wrong, it counted pending parcels.", state, catalogue=CATALOGUE)
+    assert u.corrections == []
+
+
+@pytest.mark.parametrize("sentence, old, new", [
+    ("Forgive me; I have misspelled Rachel's surname, which is Ostrowska and not Ostrowski.", "Ostrowski",
+     "Ostrowska"),
+    ("The compliance manager's surname was given incorrectly. It is Ruth Okonjo, not Okafor.", "Okafor", "Okonjo"),
+    ("Wait, I've given you the wrong surname there, it's Morag Cameron, not Campbell.", "Campbell", "Cameron"),
+    ("I spelt Brendan's surname wrong before — it's Kowalczyk, not Kowalski.", "Kowalski", "Kowalczyk"),
+])
+def test_a_name_put_right_however_it_is_said(sentence, old, new):
+    state = SessionState()
+    state.problem_brief.stakeholders = [Stakeholder(name=f"Someone {old}", role="other")]
+    assert [(c.old, c.new) for c in understand(sentence, state, catalogue=CATALOGUE).corrections] == [(old, new)]
 
 
 def test_departure_and_successor():

@@ -198,6 +198,9 @@ def _stakeholder_calls(people: list[Person], state: SessionState, departed: set[
             calls.append(tool_call(AddStakeholder, add))
             continue
         update: dict = {"name": existing.name}
+        if person.kind == "person" and " " not in existing.name and len(name.split()) == 2 \
+                and name.split()[0].casefold() == existing.name.casefold() and name[:1].isupper():
+            update["full_name"] = name  # "Ray" is "Ray Dunleavy" once the surname is given
         if person.role != "other" and existing.role in ("other", "pain_holder") and existing.role != person.role:
             update["role"] = person.role
         notes = _join_notes(existing.notes, note)

@@ -68,6 +68,8 @@ class UpdateStakeholder(BaseModel):
     role: StakeholderRole | None = None
     validated: bool | None = None
     notes: str | None = Field(None, max_length=400)
+    full_name: str | None = Field(None, min_length=2, max_length=120,
+                                  description="Their fuller name, once given ('Priya' becomes 'Priya Shah').")
 
 
 @TOOLS.add
@@ -75,8 +77,12 @@ def update_stakeholder(args: UpdateStakeholder, ctx: ToolContext) -> str:
     found = stakeholder_named(ctx.state, args.name)
     if found is None:
         raise ToolError(f"No stakeholder called {args.name}; add them with add_stakeholder.")
-    for field, value in args.model_dump(exclude={"name"}, exclude_none=True).items():
+    if args.full_name and stakeholder_named(ctx.state, args.full_name) not in (None, found):
+        raise ToolError(f"{args.full_name} is already listed; update that row instead.")
+    for field, value in args.model_dump(exclude={"name", "full_name"}, exclude_none=True).items():
         setattr(found, field, value)
+    if args.full_name:
+        found.name = args.full_name.strip()
     return f"Stakeholder {found.name} updated."
 
 
@@ -290,9 +296,11 @@ def _add_stakeholder(args: AddStakeholder, before: SessionState, after: SessionS
 
 @TOOLS.acknowledges(update_stakeholder)
 def _update_stakeholder(args: UpdateStakeholder, before: SessionState, after: SessionState, _org: str) -> str | None:
-    now, then = stakeholder_named(after, args.name), stakeholder_named(before, args.name)
+    now, then = stakeholder_named(after, args.full_name or args.name), stakeholder_named(before, args.name)
     if now is None:
         return None
+    if then is not None and now.name != then.name:
+        return f"{then.name} is {now.name}"
     if then is None or now.role != then.role:
         return f"{now.name} now listed as {_ROLE_WORDS.get(now.role, 'a stakeholder')}"
     if now.validated and not then.validated:

@@ -23,7 +23,9 @@ _CORRECTION = re.compile(
     r"i was wrong|that was wrong|wrong,|not quite|no wait|wait,? no|my mistake|my bad|typo|to be precise|"
     r"more like|closer to|nope|misread|misremember\w*|mis-?typed|mistyped|i'?d pulled|wrong (?:report|number|"
     r"figure|dashboard|tab|sheet)|scratch the|got (?:it|that) wrong|should have said|fix something|"
-    r"correct a number|"
+    r"correct a number|(?:must|need to|have to|should|want to) correct|correct (?:myself|that|this|a|one|the)|"
+    r"(?:is|was) not right|(?:isn|wasn)'?t right|incorrect(?:ly)?|misspel\w*|mis-?spelt|wrong (?:surname|name|"
+    r"spelling)|spel(?:t|led) \S+(?: \S+)? wrong|(?:surname|name) wrong|"
     # The words people use to put a figure right, in any register: "small fix", "erratum", "should read", "I had
     # it wrong", "I mixed them up", "checked again", "in fact", "please change X to Y".
     r"(?:let me|small|quick|one) fix|fix (?:that|this)|erratum|oops|should (?:be|read|say)|read \S+ (?:for|as)|"
@@ -39,15 +41,21 @@ _NUMBER_SWAP = re.compile(
 _OLD_MARK = re.compile(r"(?:\bnot|\binstead of|\brather than|\bwas|\bwere|\bfrom|\bsaid|\bthought|\bearlier|"
                        r"\bpreviously|\bnot the|\bscratch(?: that)?(?: the)?)\s*(?:the\s+|a\s+|an\s+|it'?s\s+|"
                        r"it was\s+)?$", _I)
+# The same, said after the figure: "the 31% I told you was wrong", "the 38% is not right", "that 4,800 counted…".
+_OLD_AFTER = re.compile(r"^\s*(?:[\w%-]+\s+){0,3}?(?:(?:that |which )?(?:i|we) (?:told|gave|quoted|said|mentioned|"
+                        r"reported|shared|used|had)|(?:is|was|were) (?:not right|wrong|off|incorrect|outdated|stale)|"
+                        r"(?:isn'?t|wasn'?t) right|counted|includ(?:ed|es)|double[- ]counted)\b", _I)
 _PHRASE_SWAP = [
     re.compile(r"\b(?:it'?s|it is|they'?re|they are|that'?s|that is|is|are|was|were)\s+(?:our\s+|the\s+|an?\s+)?"
-               r"(?P<new>[\w£$€%.,' -]{2,50}?),?\s+not\s+(?:the\s+|our\s+|an?\s+)?(?P<old>[\w£$€%.' -]{2,50}?)"
+               r"(?P<new>[\w£$€%.,' -]{2,50}?),?(?:\s+and|\s+but)?\s+not\s+(?:the\s+|our\s+|an?\s+)?"
+               r"(?P<old>[\w£$€%.' -]{2,50}?)"
                r"(?:\s+[—–-]|[.,;!]|$)", _I),
     re.compile(r"\bnot\s+(?:the\s+)?(?P<old>[\w£$€%.' -]{2,50}?)\s*[,;—–-]+\s*(?:but|it'?s|it is|they'?re|rather)\s+"
                r"(?:the\s+)?(?P<new>[\w£$€%.' -]{2,50}?)(?:[.,;!]|$)", _I),
 ]
 _DEPARTED = re.compile(
     r"\b(?P<who>[A-Z][a-z]+(?: [A-Z][a-z]+)?|she|he|they)\s+(?:has |have |just |recently )*(?:moved teams|moved on|"
+    r"moved over|moved across|went over to|"
     r"moved to|left|is leaving|'s leaving|retired|stepped down|was replaced|got promoted|is on leave|went on leave|"
     r"no longer (?:leads|runs|owns|works|involved|there|on|in charge|the)|is out|isn'?t involved|switched teams|"
     r"changed teams|changed roles|went to)", _I)
@@ -130,21 +138,27 @@ def recorded_strings(state: SessionState) -> list[str]:
     return out
 
 
-def corrections(sentence: str, state: SessionState, earlier: list[str]) -> list[Correction]:
+def says_correction(words: str) -> bool:
+    return bool(_CORRECTION.search(words))
+
+
+def corrections(sentence: str, state: SessionState, earlier: list[str], marked: bool = False) -> list[Correction]:
+    """What one sentence puts right; `marked` when another sentence of the message says it is a correction
+    ("The surname was given incorrectly. It is Ruth Okonjo, not Okafor.")."""
     if not _CORRECTION.search(sentence):
-        return []
+        return _name_swap(sentence, earlier) if marked else []
     swap = _NUMBER_SWAP.search(sentence)
     if swap:
         old = (swap.group("replaced") or swap.group("old")).strip()
         if t.number_core(old) != t.number_core(swap.group("new")):
             return [Correction(old=old, new=swap.group("new").strip(), sentence=sentence)]
     found = list(t.NUMBER.finditer(sentence))
-    olds = [m for m in found if _OLD_MARK.search(sentence[max(0, m.start() - 20): m.start()])]
+    olds = [m for m in found if _said_before(sentence, m)]
     news = [m for m in found if m not in olds]
     corrections = []
     if olds and news:
         return [Correction(old=olds[0].group(0).strip(), new=news[0].group(0).strip(), sentence=sentence)]
-    if news:
+    if news and not olds:
         # The old value is whatever number of the same kind sits in the record next to the same words.
         new = news[0].group(0).strip()
         kind = t.number_kind(new)
@@ -159,6 +173,12 @@ def corrections(sentence: str, state: SessionState, earlier: list[str]) -> list[
         if best[1] and best[0] >= 0.2:
             corrections.append(Correction(old=best[1], new=new, sentence=sentence))
         return corrections
+    return _name_swap(sentence, earlier)
+
+
+def _name_swap(sentence: str, earlier: list[str]) -> list[Correction]:
+    """A name or phrase put right: "it's Rosa Delgado, not Salgado", "not the ops team — it's finance"."""
+    corrections = []
     for pattern in _PHRASE_SWAP:
         swap = pattern.search(sentence)
         if swap:
@@ -169,6 +189,31 @@ def corrections(sentence: str, state: SessionState, earlier: list[str]) -> list[
                 corrections.append(Correction(old=old, new=new, sentence=sentence))
                 break
     return corrections
+
+
+def _said_before(sentence: str, m: re.Match) -> bool:
+    """Whether a figure is the one being put right: "not 7%", "the 31% I told you", "that 4,800 counted…"."""
+    return bool(_OLD_MARK.search(sentence[max(0, m.start() - 20): m.start()]) or _OLD_AFTER.match(sentence[m.end():]))
+
+
+def message_correction(sentences: list[str], earlier: list[str]) -> Correction | None:
+    """A figure put right across a message's sentences ("Sorry, one correction. The 31% I told you was wrong,
+    it counted pending shipments. Actual RTO is 26%."): the first figure the record holds, then the first later
+    figure of the same kind that it does not."""
+    words = " ".join(sentences)
+    if len(sentences) < 2 or not _CORRECTION.search(words):
+        return None
+    recorded = {t.number_core(m.group(0)) for record in earlier for m in t.NUMBER.finditer(record)}
+    matches = list(t.NUMBER.finditer(words))
+    found = [m.group(0).strip() for m in matches]
+    marked = [m.group(0).strip() for m in matches if _said_before(words, m)]
+    old = next((v for v in marked + found if t.number_core(v) in recorded), None)
+    if old is None:
+        return None
+    later = found[found.index(old) + 1:]
+    new = next((v for v in later if t.number_kind(v) == t.number_kind(old)
+                and t.number_core(v) not in recorded), None)
+    return Correction(old=old, new=new, sentence=words) if new else None
 
 
 def departures(sentence: str, state: SessionState) -> list[Departure]:

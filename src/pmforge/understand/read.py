@@ -159,13 +159,20 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
     earlier = changes.recorded_strings(state)
     known_options = _known_options(state)
     facts_by_sentence: dict[str, list[Fact]] = {}
-    for sentence, doc, reading in zip(statements, docs, readings):
+    marked = changes.says_correction(words)
+    each_correction = [changes.corrections(sentence, state, earlier, marked) for sentence in statements]
+    whole = None if any(each_correction) else changes.message_correction(statements, earlier)
+    if whole is not None:  # the old figure in one sentence, the new one in another
+        each_correction = [[whole] if t.NUMBER.search(s) and (whole.old in s or whole.new in s) else []
+                           for s in statements]
+        result.corrections.append(whole)
+    for sentence, doc, reading, found in zip(statements, docs, readings, each_correction):
         hedge = _hedge(sentence, doc)
         if hedge:
             result.hedges.append(hedge)
         result.status_changes += changes.status_changes(sentence, state)
-        found = changes.corrections(sentence, state, earlier)
-        result.corrections += found
+        if whole is None:
+            result.corrections += found
         result.departures += changes.departures(sentence, state)
         result.options += [o for o in _options_named(doc, known_options) if o not in result.options]
         # A correction fixes the record (correct_fact): its people would come back with the old value as a note.
