@@ -40,6 +40,7 @@ ROLE_LABEL = {"decision_authority": "decision authority", "pain_holder": "feels 
 PROBLEM_SENTENCES, PROBLEM_WORDS = 3, 90
 AUDIENCE_SENTENCES, AUDIENCE_WORDS = 2, 60
 WHY_NOW_SENTENCES, WHY_NOW_WORDS = 2, 60
+DAY_ONE_SENTENCES, DAY_ONE_WORDS = 3, 90  # a day-one case is told as a short story: who, what happens, what changes
 LIST_LIMIT = 6
 _NOTE_CHARS = 240
 
@@ -433,7 +434,7 @@ def _context_changes(u: Understanding, state: SessionState) -> dict:
                 changes[field] = merged
     day_one = u.slot("day_one")
     if day_one:
-        text = compose(brief.day_one_use_case, day_one, "day_one", 1, 45)
+        text = compose(brief.day_one_use_case, day_one, "day_one", DAY_ONE_SENTENCES, DAY_ONE_WORDS)
         if text and text != brief.day_one_use_case:
             changes["day_one_use_case"] = text[:400]
     return changes

@@ -179,7 +179,7 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
         mentions = [] if found else scoring.stakeholders(doc, known_options | {o.lower() for o in result.options})
         result.people += [Person(name=m.name, kind=m.kind, role=m.role_type, title=m.title,
                                  affiliation=m.affiliation, note=m.note, sentence=sentence) for m in mentions]
-        if found:  # a correction fixes the record instead of adding to it
+        if found or heading_label(sentence):  # a correction fixes the record; a heading only names a field
             facts_by_sentence[sentence] = []
             continue
         facts, found_metrics = _facts(sentence, doc, reading, effective_mode, hedged=hedge is not None)
@@ -300,6 +300,9 @@ def _headed(statements: list[str]) -> list[str | None]:
     for sentence in statements:
         label = heading_label(sentence)
         out.append(None if label else current)
+        named = _NAMED_FIELD.match(sentence)  # "Why now: …" heads what follows it, as a bare heading does
+        if named and not label:
+            label = next(lab for lab, word in _FIELD_NAMES.items() if named.group(1).lower() in word)
         current = label or current
     return out
 
