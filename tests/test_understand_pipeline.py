@@ -4,11 +4,12 @@ and the records a new user's messages produced wrongly before (each example of i
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from pmforge.core.models import SessionState
 from pmforge.embed.local import LocalEmbedder
 from pmforge.knowledge import builtin_catalogue
-from pmforge.understand import fields, learn, nlp, people, scoring, understand
+from pmforge.understand import fields, learn, metrics, nlp, people, scoring, text, understand
 
 CATALOGUE = builtin_catalogue()
 
@@ -126,6 +127,23 @@ def test_a_target_and_its_guardrail_are_two_records():
     assert lagging[0].target == "under $9" and "Q3" in lagging[0].deadline
     assert len(anti) == 1 and anti[0].name == "return rate"
     assert "return rate" not in lagging[0].text.lower()
+
+
+@pytest.mark.parametrize("sentence, shown", [
+    ("Get punch closeout down to 30 days by end of Q1.", "Punch closeout: down to 30 days by end of Q1."),
+    ("Cost per return from $17 to under $9 by end of Q3.", "Cost per return: $17 → under $9 by end of Q3."),
+    # A record that would drop a figure or a date is shown in the PM's words instead.
+    ("Metrics: RTO on COD from current level to 18% by 31st March.",
+     "Metrics: RTO on COD from current level to 18% by 31st March."),
+    ("Success = D30 payer conversion from 1.9% back up to 2.8% by end of Q2, so June 30.",
+     "Success = D30 payer conversion from 1.9% back up to 2.8% by end of Q2, so June 30."),
+])
+def test_a_metric_is_shown_as_a_record_only_when_it_keeps_every_figure_and_date(sentence, shown):
+    assert metrics.render(metrics.parse_metric(sentence)) == shown
+
+
+def test_rupees_are_money():
+    assert text.number_kind("₹15") == "money"
 
 
 def test_the_solution_is_named_by_its_noun_phrase():

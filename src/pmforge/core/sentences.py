@@ -22,7 +22,7 @@ _ABBREV = re.compile(r"\b(" + "|".join(re.escape(a) for a in sorted(_ABBREVIATIO
 _INITIAL = re.compile(r"\b([A-Z])\.(?=\s*[A-Z])")  # "J. Smith"
 _DECIMAL = re.compile(r"(\d)\.(\d)")
 # After the end mark: closing quotes or brackets (kept with the sentence they close), then the space between.
-_BOUNDARY = re.compile(r"(?<=[.!?…])([\"”’')\]]*)\s+(?=[\"“‘'(\[]?[A-Za-z0-9£$€])")
+_BOUNDARY = re.compile(r"(?<=[.!?…])([\"”’')\]]*)\s+(?=[\"“‘'(\[]?[A-Za-z0-9£$€₹¥])")
 _LINE = re.compile(r"[^\n]+")
 
 

@@ -115,7 +115,7 @@ class CorrectFact(BaseModel):
 
 
 def _replacer(old: str, new: str):
-    digits = re.fullmatch(r"[£$€]?\s?(\d[\d,]*(?:\.\d+)?)\s?(.*)", old.strip())
+    digits = re.fullmatch(r"[£$€₹¥]?\s?(\d[\d,]*(?:\.\d+)?)\s?(.*)", old.strip())
     if digits:
         # A number is matched as a number: 4.8 must not touch 14.8 or 4.85.
         new_digits = re.search(r"\d[\d,]*(?:\.\d+)?", new)

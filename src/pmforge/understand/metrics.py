@@ -90,7 +90,14 @@ def _value_with_mark(text: str, m: re.Match) -> str:
     mark = re.search(r"(?:under|below|above|over|at least|at most|no more than|less than|more than|fewer than|"
                      r"down to|up to|<|>|≤|≥|~|about|around|roughly)\s*$", before, _I)
     value = m.group(0).strip()
+    unit = _UNIT_AFTER.match(text[m.end():])
+    if unit and not re.search(r"[%a-z]$", value, _I):
+        value += " " + unit.group(1)  # "30 days", not "30"
     return (mark.group(0).strip() + " " + value).replace("< ", "<").replace("> ", ">") if mark else value
+
+
+_UNIT_AFTER = re.compile(r"\s+((?:business |working |calendar )?(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|"
+                         r"years?|seconds?|points?|pts))\b", _I)
 
 
 _UNITS = frozenset("""
@@ -152,12 +159,12 @@ def _phrase(head: "Token") -> str:
 # Where a metric's figures start: everything before is the name of what is measured.
 _FIGURES_START = re.compile(
     r"\s*(?:[,:;(—–-]\s*)?\b(?:(?:is|are|was|were|sits|runs|stands|currently|today|now)\b(?:\s+(?:at|around|about|"
-    r"roughly))?\s*(?=[<>~£$€\d]|under|below|above|over|about|around|roughly|at least)|(?:going |coming |get(?:ting)? |"
-    r"brought )?(?:down|up)\b|from\b(?=\s*[<>~£$€\d])|to\b(?=\s*(?:[<>~£$€\d]|under|below|above|over|at least))|"
-    r"under\b|below\b|above\b|over\b(?=\s*[£$€\d])|at\b(?=\s*[<>~£$€\d])|at least\b|at most\b|no more than\b|"
+    r"roughly))?\s*(?=[<>~£$€₹¥\d]|under|below|above|over|about|around|roughly|at least)|(?:going |coming |get(?:ting)? |"
+    r"brought )?(?:down|up)\b|from\b(?=\s*[<>~£$€₹¥\d])|to\b(?=\s*(?:[<>~£$€₹¥\d]|under|below|above|over|at least))|"
+    r"under\b|below\b|above\b|over\b(?=\s*[£$€₹¥\d])|at\b(?=\s*[<>~£$€₹¥\d])|at least\b|at most\b|no more than\b|"
     r"less than\b|more than\b|fewer than\b|halv\w*|doubl\w*|cut (?:by|in)\b|target\w*\b|want\w*\b|goal\b|"
     r"aim\w*\b|should\b|must\b|by (?:q[1-4]|end|the end|next|\d{4}|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|"
-    r"within\b|[<>≤≥~]|[£$€]?\d)", _I)
+    r"within\b|[<>≤≥~]|[£$€₹¥]?\d)", _I)
 _LEAD_IN = re.compile(
     r"^\W*(?:(?:the|my|our|a|one)\s+)?(?:leading|lagging|anti-?metric|guardrail|north star|counter-?metric|main|"
     r"headline|key|primary|success|outcome|target|goal|kpi|metric)(?:\s+(?:indicator|metric|outcome|signal|measure|"
@@ -285,7 +292,22 @@ def render(metric: Metric) -> str:
     if metric.kind == "anti" or not metric.name or not metric.target:
         return metric.text  # a baseline alone ("from 4 days to same day") reads better in the PM's words
     value = f"{metric.baseline} → {metric.target}" if metric.baseline else metric.target
-    deadline = f" {metric.deadline}" if metric.deadline and not metric.deadline.lower().startswith(
-        ("by", "within", "in ", "over", "before", "after", "inside")) else (f" {metric.deadline}" if metric.deadline
-                                                                           else "")
-    return f"{t.capitalise(metric.name)}: {value}{deadline}."
+    deadline = f" {metric.deadline}" if metric.deadline else ""
+    rendered = f"{t.capitalise(metric.name)}: {value}{deadline}."
+    return rendered if _keeps_everything(metric.text, rendered) else metric.text
+
+
+_CALENDAR = re.compile(r"\b(?:q[1-4]|h[12]|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|oct\w*|"
+                       r"nov\w*|dec\w*)\b", _I)
+
+
+def _keeps_everything(said: str, rendered: str) -> bool:
+    """A record is shown in its structured form only when it keeps every figure and date the PM gave and adds
+    none: otherwise ("by 31st March", "₹22", "Q2 2025") the PM's own clause is the faithful record."""
+    def figures(text: str) -> set[str]:
+        return {t.number_core(v) for v in re.findall(r"\d[\d,]*(?:\.\d+)?", text)}
+
+    def dates(text: str) -> set[str]:
+        return {m.group(0).lower()[:3] for m in _CALENDAR.finditer(text)}
+
+    return figures(said) == figures(rendered) and dates(said) <= dates(rendered)
