@@ -203,6 +203,10 @@ def test_a_figure_said_to_be_wrong_is_never_taken_for_the_new_one():
     state.problem_brief.problem_statement = "Our carrier raised return charges by 18% from October."
     u = understand("The 31% return rate I told you was wrong, it counted pending parcels.", state, catalogue=CATALOGUE)
     assert u.corrections == []
+    assert not any("31%" in f.text for f in u.facts)  # a figure taken back is recorded nowhere
+    told = understand("One correction please. Average waiting time I told as 94 minutes, that was including weekends.",
+                      state, catalogue=CATALOGUE)
+    assert not any("94 minutes" in f.text for f in told.facts)
 
 
 @pytest.mark.parametrize("sentence, old, new", [

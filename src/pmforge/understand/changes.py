@@ -38,7 +38,8 @@ _CORRECTION = re.compile(
 _NUMBER_SWAP = re.compile(
     r"(?:\breplace\s+(?P<replaced>" + t.NUMBER.pattern + r")(?:\s+[a-z]+){0,2}?\s+with|(?P<old>" + t.NUMBER.pattern
     + r")(?:\s+[a-z]+){0,2}?\s+(?:should (?:be|read|say)|->|→))\s+(?P<new>" + t.NUMBER.pattern + r")", _I)
-_OLD_MARK = re.compile(r"(?:\bnot|\binstead of|\brather than|\bwas|\bwere|\bfrom|\bsaid|\bthought|\bearlier|"
+_TOLD = r"\b(?:told(?: you)?|gave(?: you)?|quoted|mentioned|said)(?: it)?(?: as| was| of)?"
+_OLD_MARK = re.compile(_TOLD + r"\s*(?:the\s+)?$|(?:\bnot|\binstead of|\brather than|\bwas|\bwere|\bfrom|\bsaid|\bthought|\bearlier|"
                        r"\bpreviously|\bnot the|\bscratch(?: that)?(?: the)?)\s*(?:the\s+|a\s+|an\s+|it'?s\s+|"
                        r"it was\s+)?$", _I)
 # The same, said after the figure: "the 31% I told you was wrong", "the 38% is not right", "that 4,800 counted…".
@@ -194,6 +195,14 @@ def _name_swap(sentence: str, earlier: list[str]) -> list[Correction]:
 def _said_before(sentence: str, m: re.Match) -> bool:
     """Whether a figure is the one being put right: "not 7%", "the 31% I told you", "that 4,800 counted…"."""
     return bool(_OLD_MARK.search(sentence[max(0, m.start() - 20): m.start()]) or _OLD_AFTER.match(sentence[m.end():]))
+
+
+def withdraws_figure(sentence: str) -> bool:
+    """A sentence that takes back a figure ("The 31% I told you was wrong", "the 94 minutes I told was with
+    weekends") states nothing new to record."""
+    return any(_OLD_AFTER.match(sentence[m.end():]) or re.search(_TOLD + r"\s*$", sentence[max(0, m.start() - 24):
+                                                                                          m.start()], _I)
+               for m in t.NUMBER.finditer(sentence))
 
 
 def message_correction(sentences: list[str], earlier: list[str]) -> Correction | None:

@@ -179,7 +179,8 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
         mentions = [] if found else scoring.stakeholders(doc, known_options | {o.lower() for o in result.options})
         result.people += [Person(name=m.name, kind=m.kind, role=m.role_type, title=m.title,
                                  affiliation=m.affiliation, note=m.note, sentence=sentence) for m in mentions]
-        if found or heading_label(sentence):  # a correction fixes the record; a heading only names a field
+        if found or heading_label(sentence) or (marked and changes.withdraws_figure(sentence)):
+            # a correction fixes the record; a heading only names a field; a figure taken back is no fact
             facts_by_sentence[sentence] = []
             continue
         facts, found_metrics = _facts(sentence, doc, reading, effective_mode, hedged=hedge is not None)
