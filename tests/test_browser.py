@@ -384,9 +384,14 @@ def _journey(page, tmp_path: Path, projects: Path) -> None:
     # 10. Rename: the picker and the heading show the new name, the folder keeps its slug, and the chat
     # stays where the PM was reading.
     reading = _assistant_replies(page).nth(8)
-    reading.evaluate("element => element.scrollIntoView({block: 'start'})")
-    page.wait_for_timeout(500)
-    top_before = reading.bounding_box()["y"]
+    _settled(page)
+    for _ in range(5):  # the PM is reading reply 8 only once the view has stopped moving and shows it
+        reading.evaluate("element => element.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(700)
+        top_before = reading.bounding_box()["y"]
+        if 0 <= top_before < page.viewport_size["height"] / 2:
+            break
+    assert 0 <= top_before < page.viewport_size["height"] / 2, f"reply 8 could not be brought into view: {top_before}"
     sidebar.get_by_role("button", name="Rename").click()
     page.get_by_role("textbox", name="Display name").fill("Pilot Review")
     page.get_by_role("button", name="Rename", exact=True).last.click()

@@ -256,6 +256,8 @@ def _actors(text: str, verbs: set[str]) -> list[str]:
         elif node.dep_ == "pobj" and node.head.dep_ == "agent" and node.head.head.lemma_.lower() in verbs:
             out.append(w.text)
     return out
+
+
 SIMILARITY_WEIGHT = 3.0  # MiniLM cosine beside the rarity-weighted shared lemmas
 
 
