@@ -179,6 +179,9 @@ def test_correction_finds_the_superseded_number():
      "4.8%", "3.4%"),
     ("Wacht, I must correct. The 4.8% is not right, that was with trials. Only paying accounts, it is 3.4%.",
      "4.8%", "3.4%"),
+    ("That 1,200 counted closed tickets twice; the real backlog is 900.", "1,200", "900"),
+    # "which includes" describes the new figure; it does not take it back.
+    ("Correction: the backlog is 900, which includes 150 escalations.", "1,200", "900"),
 ])
 def test_a_figure_put_right_in_any_register(sentence, old, new):
     state = SessionState()

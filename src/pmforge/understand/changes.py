@@ -23,7 +23,8 @@ _CORRECTION = re.compile(
     r"i was wrong|that was wrong|wrong,|not quite|no wait|wait,? no|my mistake|my bad|typo|to be precise|"
     r"more like|closer to|nope|misread|misremember\w*|mis-?typed|mistyped|i'?d pulled|wrong (?:report|number|"
     r"figure|dashboard|tab|sheet)|scratch the|got (?:it|that) wrong|should have said|fix something|"
-    r"correct a number|(?:must|need to|have to|should|want to) correct|correct (?:myself|that|this|a|one|the)|"
+    r"correct a number|counted (?:\w+ ){0,3}twice|double[- ]counted|(?:must|need to|have to|should|want to) correct|"
+    r"correct (?:myself|that|this|a|one|the)|"
     r"(?:is|was) not right|(?:isn|wasn)'?t right|incorrect(?:ly)?|misspel\w*|mis-?spelt|wrong (?:surname|name|"
     r"spelling)|spel(?:t|led) \S+(?: \S+)? wrong|(?:surname|name) wrong|"
     # The words people use to put a figure right, in any register: "small fix", "erratum", "should read", "I had
@@ -45,7 +46,8 @@ _OLD_MARK = re.compile(_TOLD + r"\s*(?:the\s+)?$|(?:\bnot|\binstead of|\brather 
 # The same, said after the figure: "the 31% I told you was wrong", "the 38% is not right", "that 4,800 counted…".
 _OLD_AFTER = re.compile(r"^\s*(?:[\w%-]+\s+){0,3}?(?:(?:that |which )?(?:i|we) (?:told|gave|quoted|said|mentioned|"
                         r"reported|shared|used|had)|(?:is|was|were) (?:not right|wrong|off|incorrect|outdated|stale)|"
-                        r"(?:isn'?t|wasn'?t) right|counted|includ(?:ed|es)|double[- ]counted)\b", _I)
+                        r"(?:isn'?t|wasn'?t) right|(?:that |which |it )?(?:was |were )?(?:counted|included|including)|"
+                        r"double[- ]counted)\b", _I)
 _PHRASE_SWAP = [
     re.compile(r"\b(?:it'?s|it is|they'?re|they are|that'?s|that is|is|are|was|were)\s+(?:our\s+|the\s+|an?\s+)?"
                r"(?P<new>[\w£$€%.,' -]{2,50}?),?(?:\s+and|\s+but)?\s+not\s+(?:the\s+|our\s+|an?\s+)?"

@@ -98,7 +98,7 @@ def overlap(a: str, b: str) -> float:
 _NUMBER_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|" \
                 "hundred|a hundred|dozen|a dozen|half|a third|a quarter|double|triple"
 NUMBER = re.compile(
-    r"(?:[£$€₹¥]\s?)?(?<![\w.])\d[\d,]*(?:\.\d+)?(?:\s?(?i:%|percent|per cent|pp|points?|k|m|mn|bn|million|billion|x))?"
+    r"(?:[£$€₹¥]\s?)?(?<![\w.])\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s?(?i:%|percent|per cent|pp|points?|k|m|mn|bn|million|billion|x))?"
     r"(?![\w])"
 )
 QUANTITY = re.compile(r"(?:" + NUMBER.pattern + r"|\b(?:" + _NUMBER_WORDS + r")\b)", re.I)
