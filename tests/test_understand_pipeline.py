@@ -89,6 +89,16 @@ def test_a_title_given_through_she_or_he_belongs_to_the_one_person_named():
     assert u.people[0].title == "SVP of Claims"
 
 
+@pytest.mark.parametrize("message", [
+    "Rick Delaney. PM at Hallbrook Construction. Marisol Vega runs the weekly safety inspections.",
+    "Hi, I'm Rick Delaney from the field ops team, and Marisol Vega runs the weekly safety inspections.",
+])
+def test_the_pm_introducing_themselves_is_not_a_stakeholder(message):
+    names = [p.name for p in _read(message).people]
+    assert not any(name.startswith("Rick") for name in names), names
+    assert any(name.startswith("Marisol") for name in names), names
+
+
 def test_a_plural_group_of_role_holders_is_a_candidate_and_an_obligation_makes_it_must_change():
     found = people.candidates(nlp.parse(["And the agents won't give that up easily."])[0])
     assert [m.name for m in found] == ["agents"]

@@ -195,6 +195,8 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
         facts_by_sentence[sentence] = facts
         result.facts += facts
         result.metrics += found_metrics
+    pm = _introduced_self(words)
+    result.people = [p for p in result.people if p.name.split()[0] not in pm]
     if intent == "evaluate":
         result.facts = [f for f in result.facts if f.slot != "problem"] or result.facts
     result.probes = probe_rules.classify(statements, [facts_by_sentence.get(s, []) for s in statements],
@@ -292,6 +294,19 @@ def heading_label(sentence: str) -> str | None:
     if len(words.split()) > 5:
         return None
     return _HEADING_NAMES.get(words) or _HEADING_NAMES.get(_HEADING_FILLER.sub("", words).strip(" ,"))
+
+
+_SELF_INTRO = re.compile(
+    r"\b(?:i'?m|i am|my name is|name'?s)\s+(?P<a>[A-Z][a-z]+)(?:\s+[A-Z][a-z]+)?\b(?!['’]s|\s+(?:team|group|office))"
+    r"|^\W*(?P<b>[A-Z][a-z]+)(?:\s+[A-Z][a-z]+)?\s*(?:here\b|[.,—–-]+\s*(?:(?:i'?m|i am)\s+(?:a|the)\s+)?(?:senior\s+)?"
+    r"(?:pm|product manager|product lead|product owner|head of product)\b)", re.I)
+
+
+def _introduced_self(words: str) -> set[str]:
+    """The first name the PM introduces themselves by ("Rick Delaney. PM at Hallbrook", "Hi, I'm Ana from the
+    payments team"): the PM is the one talking, not a stakeholder of their own brief."""
+    return {m.group("a") or m.group("b") for m in _SELF_INTRO.finditer(words)
+            if (m.group("a") or m.group("b"))[:1].isupper()} - {"Not", "Sure", "Sorry", "Afraid", "Happy", "Glad"}
 
 
 def _headed(statements: list[str]) -> list[str | None]:
