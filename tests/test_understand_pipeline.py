@@ -89,6 +89,11 @@ def test_a_title_given_through_she_or_he_belongs_to_the_one_person_named():
     assert u.people[0].title == "SVP of Claims"
 
 
+def test_a_note_never_glues_two_words_where_words_were_left_out():
+    found = people.candidates(nlp.parse(["Sorry, Ray's surname is Donnelly, not Dunleavy."])[0])
+    assert all("Sorryis" not in m.note for m in found), [m.note for m in found]
+
+
 @pytest.mark.parametrize("message", [
     "Rick Delaney. PM at Hallbrook Construction. Marisol Vega runs the weekly safety inspections.",
     "Hi, I'm Rick Delaney from the field ops team, and Marisol Vega runs the weekly safety inspections.",

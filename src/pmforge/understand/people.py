@@ -196,8 +196,9 @@ def _role_span(head: "Token") -> list["Token"]:
 def _text(tokens: Iterable["Token"]) -> str:
     words = sorted(tokens, key=lambda t: t.i)
     out = ""
-    for t in words:
-        out += t.text + t.whitespace_
+    for t, after in zip(words, words[1:] + [None]):
+        gap = after is not None and after.i != t.i + 1  # words left out between: never glue the two
+        out += t.text + (t.whitespace_ or (" " if gap else ""))
     out = re.sub(r"\s+'s\b", "'s", out.strip())
     return re.sub(r"^(?:the|our|my|their|a|an)\s+", "", out, flags=re.I).strip(" ,.;:")
 
