@@ -23,7 +23,7 @@ from pmforge.understand import text as t
 from pmforge.understand.fields import unit_vectors
 
 if TYPE_CHECKING:
-    from spacy.tokens import Token
+    from spacy.tokens import Doc, Token
 
 Kind = Literal["who", "when", "how_long", "how_many", "how_much", "stands_for", "which", "what"]
 
@@ -177,28 +177,70 @@ def _header_lines_only_in_blocks(found: list[Unit]) -> list[Unit]:
 
 # ---------------------------------------------------------------- ranking
 
-_LEMMAS: dict[str, frozenset[str]] = {}
-# (verb, argument) lemma pairs of each text: "the evaluation was run by Samuel" and "who ran the evaluation"
-# share (run, evaluation); "she ran a two-day spike" does not.
-_PREDICATES: dict[str, frozenset[tuple[str, str]]] = {}
 _ARGUMENTS = ("nsubj", "nsubjpass", "dobj", "attr", "dative", "oprd")
 PREDICATE_WEIGHT = 2.0  # per (verb, argument) pair a unit shares with the question
+DEADLINE_WEIGHT = 8.0  # a date the asked thing must happen by ("notice must reach Circulo by 1 October")
+ACTOR_WEIGHT = 4.0  # a person who does what a "who" question asks ("the evaluation was run by Samuel Reyes")
+_AGENT_PRONOUNS = frozenset({"he", "she", "they"})
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """What the ranking reads of one text's parse, kept so each text (unit or question) is parsed once."""
+
+    lemmas: frozenset[str]  # content lemmas: "ran" and "run", "led" and "leads" meet
+    # (verb, argument) lemma pairs: "the evaluation was run by Samuel" and "who ran the evaluation" share
+    # (run, evaluation); "she ran a two-day spike" does not.
+    predicates: frozenset[tuple[str, str]]
+    verbs: frozenset[str]
+    nouns: frozenset[str]
+    deadlines: tuple[tuple[str, frozenset[str]], ...]  # a date after "by/before/until", the words of its verb
+    actors: tuple[tuple[str, str], ...]  # a person and the verb they are the subject or passive agent of
+
+
+_PARSED: dict[str, _Parsed] = {}
+
+
+def _read(doc: "Doc", text: str) -> _Parsed:
+    deadlines = []
+    for prep in doc:
+        if prep.dep_ == "prep" and _BEFORE.fullmatch(prep.lower_):
+            said = frozenset(w.lemma_.lower() for c in prep.head.children if c.dep_ != "prep" for w in c.subtree)
+            deadlines += [(doc[date.left_edge.i: date.right_edge.i + 1].text, said) for date in prep.children
+                          if date.dep_ == "pobj" and date.ent_type_ == "DATE"]
+    actors = []
+    for w in doc:
+        if not (w.ent_type_ == "PERSON" or w.lower_ in _AGENT_PRONOUNS):
+            continue
+        node = w.head if w.dep_ in ("compound", "flat") else w
+        if node.dep_ == "nsubj":
+            actors.append((w.text, node.head.lemma_.lower()))
+        elif node.dep_ == "pobj" and node.head.dep_ == "agent":
+            actors.append((w.text, node.head.head.lemma_.lower()))
+    return _Parsed(
+        lemmas=frozenset(w.lemma_.lower() for w in doc if not (w.is_stop or w.is_punct or w.is_space)
+                         and len(w.text) > 1) | t.content_terms(text),
+        predicates=frozenset((w.head.lemma_.lower(), noun.lemma_.lower()) for w in doc
+                             if w.dep_ in _ARGUMENTS and w.head.pos_ == "VERB" and not w.is_stop
+                             for noun in _argument_nouns(w)),
+        verbs=frozenset(w.lemma_.lower() for w in doc if w.pos_ == "VERB"),
+        nouns=frozenset(w.lemma_.lower() for w in doc if w.pos_ in ("NOUN", "PROPN") and not w.is_stop),
+        deadlines=tuple(deadlines), actors=tuple(actors))
+
+
+def _parsed(texts: list[str]) -> list[_Parsed]:
+    """Each text's parse, read once per process."""
+    missing = [x for x in dict.fromkeys(texts) if x not in _PARSED]
+    if missing:
+        if len(_PARSED) > 50_000:
+            _PARSED.clear()
+        for text, doc in zip(missing, nlp.parse(missing)):
+            _PARSED[text] = _read(doc, text)
+    return [_PARSED[x] for x in texts]
 
 
 def _terms(texts: list[str]) -> list[frozenset[str]]:
-    """Content lemmas of each text ("ran" and "run", "led" and "leads" meet), parsed once per process."""
-    missing = [x for x in dict.fromkeys(texts) if x not in _LEMMAS]
-    if missing:
-        for text, doc in zip(missing, nlp.parse(missing)):
-            _LEMMAS[text] = frozenset(w.lemma_.lower() for w in doc if not (w.is_stop or w.is_punct or w.is_space)
-                                      and len(w.text) > 1) | t.content_terms(text)
-            _PREDICATES[text] = frozenset((w.head.lemma_.lower(), noun.lemma_.lower()) for w in doc
-                                          if w.dep_ in _ARGUMENTS and w.head.pos_ == "VERB" and not w.is_stop
-                                          for noun in _argument_nouns(w))
-        if len(_LEMMAS) > 50_000:
-            _LEMMAS.clear()
-            _PREDICATES.clear()
-    return [_LEMMAS[x] for x in texts]
+    return [p.lemmas for p in _parsed(texts)]
 
 
 def _argument_nouns(argument: Token) -> list[Token]:
@@ -209,53 +251,25 @@ def _argument_nouns(argument: Token) -> list[Token]:
 
 
 def _predicates(texts: list[str]) -> list[frozenset[tuple[str, str]]]:
-    _terms(texts)
-    return [_PREDICATES.get(x, frozenset()) for x in texts]
+    return [p.predicates for p in _parsed(texts)]
 
 
 def _asked_predicates(question: str) -> frozenset[tuple[str, str]]:
     """Each verb of a question with each noun in it: a short question's parse may hang "the returns platform
     vendor evaluation" on "returns", but "who ran" it asks about running the evaluation all the same."""
-    doc = nlp.parse([question])[0]
-    nouns = [w.lemma_.lower() for w in doc if w.pos_ in ("NOUN", "PROPN") and not w.is_stop]
-    return frozenset((w.lemma_.lower(), n) for w in doc if w.pos_ == "VERB" for n in nouns) | _predicates(
-        [question])[0]
-
-
-DEADLINE_WEIGHT = 8.0  # a date the asked thing must happen by ("notice must reach Circulo by 1 October")
-ACTOR_WEIGHT = 4.0  # a person who does what a "who" question asks ("the evaluation was run by Samuel Reyes")
-_AGENT_PRONOUNS = frozenset({"he", "she", "they"})
+    asked = _parsed([question])[0]
+    return frozenset((verb, noun) for verb in asked.verbs for noun in asked.nouns) | asked.predicates
 
 
 def _deadlines(text: str, nouns: set[str]) -> list[str]:
     """Dates something the question names must happen by: the date after "by", "before" or "until", when
     the verb it hangs from has one of the question's nouns among its words."""
-    doc = nlp.parse([text])[0]
-    found = []
-    for prep in doc:
-        if prep.dep_ != "prep" or not _BEFORE.fullmatch(prep.lower_):
-            continue
-        for date in (c for c in prep.children if c.dep_ == "pobj" and c.ent_type_ == "DATE"):
-            verb = prep.head
-            said = {w.lemma_.lower() for c in verb.children if c.dep_ != "prep" for w in c.subtree}
-            if said & nouns:
-                found.append(doc[date.left_edge.i: date.right_edge.i + 1].text)
-    return found
+    return [date for date, said in _parsed([text])[0].deadlines if said & nouns]
 
 
 def _actors(text: str, verbs: set[str]) -> list[str]:
     """People who do one of the question's verbs in a sentence: its subject, or the agent of its passive."""
-    doc = nlp.parse([text])[0]
-    out = []
-    for w in doc:
-        if not (w.ent_type_ == "PERSON" or w.lower_ in _AGENT_PRONOUNS):
-            continue
-        node = w.head if w.dep_ in ("compound", "flat") else w
-        if node.dep_ == "nsubj" and node.head.lemma_.lower() in verbs:
-            out.append(w.text)
-        elif node.dep_ == "pobj" and node.head.dep_ == "agent" and node.head.head.lemma_.lower() in verbs:
-            out.append(w.text)
-    return out
+    return [person for person, verb in _parsed([text])[0].actors if verb in verbs]
 
 
 SIMILARITY_WEIGHT = 3.0  # MiniLM cosine beside the rarity-weighted shared lemmas
