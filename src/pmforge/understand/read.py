@@ -154,8 +154,9 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
     statements = [s for s in all_sentences
                   if not (s.rstrip().endswith("?") or t.is_meta(s) or intent in ("summarize", "artifact"))]
     docs = nlp.parse(statements) if statements else []
+    headings = [heading_label(s) for s in statements]
     readings = fields.read(statements, docs, expected=_expected_labels(state, effective_mode, catalogue),
-                           headed=_headed(statements))
+                           headed=_headed(statements, headings))
     earlier = changes.recorded_strings(state)
     known_options = _known_options(state)
     facts_by_sentence: dict[str, list[Fact]] = {}
@@ -166,7 +167,7 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
         each_correction = [[whole] if t.NUMBER.search(s) and (whole.old in s or whole.new in s) else []
                            for s in statements]
         result.corrections.append(whole)
-    for sentence, doc, reading, found in zip(statements, docs, readings, each_correction):
+    for sentence, doc, reading, found, heading in zip(statements, docs, readings, each_correction, headings):
         hedge = _hedge(sentence, doc)
         if hedge:
             result.hedges.append(hedge)
@@ -176,14 +177,16 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
         result.departures += changes.departures(sentence, state)
         result.options += [o for o in _options_named(doc, known_options) if o not in result.options]
         # A correction fixes the record (correct_fact): its people would come back with the old value as a note.
-        mentions = [] if found else scoring.stakeholders(doc, known_options | {o.lower() for o in result.options})
+        # The parse's people are read once per sentence: for the stakeholder filter, for who hurts, for a count.
+        mentioned = [] if found else people.candidates(doc, known_options | {o.lower() for o in result.options})
+        mentions = scoring.stakeholders_among(mentioned, doc)
         result.people += [Person(name=m.name, kind=m.kind, role=m.role_type, title=m.title,
                                  affiliation=m.affiliation, note=m.note, sentence=sentence) for m in mentions]
-        if found or heading_label(sentence) or (marked and changes.withdraws_figure(sentence)):
+        if found or heading or (marked and changes.withdraws_figure(sentence)):
             # a correction fixes the record; a heading only names a field; a figure taken back is no fact
             facts_by_sentence[sentence] = []
             continue
-        facts, found_metrics = _facts(sentence, doc, reading, effective_mode, hedged=hedge is not None)
+        facts, found_metrics = _facts(sentence, doc, reading, effective_mode, hedge is not None, mentioned)
         if intent == "evaluate" and evaluation_target(sentence) is not None:
             # The request names the option and often describes it; it is not yet evidence about it.
             facts = [f for f in facts if f.slot in ("audience", "problem")]
@@ -191,7 +194,7 @@ def read(words: str, state: SessionState, mode: Mode, filler: bool, catalogue: C
             found_metrics = []
         if not state.problem_brief.target_audience and any(f.slot == "problem" for f in facts) \
                 and not any(f.slot == "audience" for f in facts):
-            facts += _who_hurts(doc)
+            facts += _who_hurts(doc, mentioned)
         facts_by_sentence[sentence] = facts
         result.facts += facts
         result.metrics += found_metrics
@@ -223,10 +226,10 @@ def _noun_phrase(head: "Token") -> str:
     return " ".join(w.text for w in words).strip()
 
 
-def _who_hurts(doc: "Doc") -> list[Fact]:
+def _who_hurts(doc: "Doc", mentioned: list[people.Mention]) -> list[Fact]:
     """Until the PM names the audience, the people a problem sentence says are hurting are it: the role or
     group that is the subject of the pain ("an English teacher with 5 sections gets like 150 essays")."""
-    for mention in people.candidates(doc):
+    for mention in mentioned:
         if mention.kind not in ("role", "team"):
             continue
         # The subject of the sentence's own statement, not of a clause joined on with "and" ("…and our fleet
@@ -309,12 +312,12 @@ def _introduced_self(words: str) -> set[str]:
             if (m.group("a") or m.group("b"))[:1].isupper()} - {"Not", "Sure", "Sorry", "Afraid", "Happy", "Glad"}
 
 
-def _headed(statements: list[str]) -> list[str | None]:
-    """Per sentence, the field the last heading above it names, within one message."""
+def _headed(statements: list[str], headings: list[str | None]) -> list[str | None]:
+    """Per sentence, the field the last heading above it names, within one message (`headings`: what each
+    sentence names when it is a heading itself)."""
     out: list[str | None] = []
     current: str | None = None
-    for sentence in statements:
-        label = heading_label(sentence)
+    for sentence, label in zip(statements, headings):
         out.append(None if label else current)
         named = _NAMED_FIELD.match(sentence)  # "Why now: …" heads what follows it, as a bare heading does
         if named and not label:
@@ -327,9 +330,9 @@ _NAMED_PROBLEM = re.compile(r"^\s*(?:so\s+|well\s+|basically\s+)?(?:the|our|my)\
                             r"biggest\s+|underlying\s+)?problem\s+(?:is|here is|we have is)\b", re.I)
 
 
-def _facts(sentence: str, doc: "Doc", reading: fields.Reading, mode: Mode,
-           hedged: bool) -> tuple[list[Fact], list[Metric]]:
-    """The records one classified sentence yields."""
+def _facts(sentence: str, doc: "Doc", reading: fields.Reading, mode: Mode, hedged: bool,
+           mentioned: list[people.Mention]) -> tuple[list[Fact], list[Metric]]:
+    """The records one classified sentence yields (`mentioned`: the people the parse finds in it)."""
     labels = sorted(reading.labels, key=lambda label: -reading.p(label))
     named = _NAMED_FIELD.match(sentence)
     if named:  # the PM filed the sentence themselves ("Viability: …", "why now: …"), and nowhere else
@@ -350,7 +353,7 @@ def _facts(sentence: str, doc: "Doc", reading: fields.Reading, mode: Mode,
         best = max(_MODE_1_LABELS, key=reading.p)
         if reading.p(best) >= MODE_1_FLOOR and reading.p(best) > reading.p("none"):
             labels = [best]
-    if labels == ["org_context"] and reading.p("audience") >= AUDIENCE_FLOOR and _counts_people(doc):
+    if labels == ["org_context"] and reading.p("audience") >= AUDIENCE_FLOOR and _counts_people(doc, mentioned):
         # Background that counts a group of people ("it hits about 140 depot planners across 30 depots") says
         # who the product is for.
         labels = ["audience"]
@@ -401,10 +404,10 @@ def _facts(sentence: str, doc: "Doc", reading: fields.Reading, mode: Mode,
 AUDIENCE_FLOOR = 0.3
 
 
-def _counts_people(doc: "Doc") -> bool:
+def _counts_people(doc: "Doc", mentioned: list[people.Mention]) -> bool:
     """Whether the sentence counts a role or a team: a number on the head of a people mention ("140 depot
     planners", "about 600 schools' teachers")."""
-    for mention in people.candidates(doc):
+    for mention in mentioned:
         if mention.kind in ("role", "team") and any(
                 child.dep_ == "nummod" or child.like_num for i in mention.tokens for child in doc[i].children):
             return True

@@ -48,7 +48,11 @@ def keep_stakeholders(mentions: list[Mention], doc: "Doc") -> list[bool]:
 
 def stakeholders(doc: "Doc", options: set[str] | None = None) -> list[Mention]:
     """The stakeholders one parsed sentence names: the parse's candidates that the learned filter keeps."""
-    found = candidates(doc, options)
+    return stakeholders_among(candidates(doc, options), doc)
+
+
+def stakeholders_among(found: list[Mention], doc: "Doc") -> list[Mention]:
+    """The candidates (`people.candidates` of the sentence) that the learned filter keeps."""
     if not found:
         return []
     kept = [m for m, keep in zip(found, keep_stakeholders(found, doc)) if keep]
