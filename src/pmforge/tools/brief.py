@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from pmforge.core.models import BriefChange, SessionState, Stakeholder, StakeholderRole
 from pmforge.tools.assumptions import record_change
 from pmforge.tools.base import ToolContext, ToolError, Toolset, and_list, quoted
+from pmforge.understand.text import CURRENCY
 
 TOOLS = Toolset()  # every @TOOLS.add below
 
@@ -115,7 +116,7 @@ class CorrectFact(BaseModel):
 
 
 def _replacer(old: str, new: str):
-    digits = re.fullmatch(r"[£$€₹¥]?\s?(\d[\d,]*(?:\.\d+)?)\s?(.*)", old.strip())
+    digits = re.fullmatch(rf"[{CURRENCY}]?" r"\s?(\d[\d,]*(?:\.\d+)?)\s?(.*)", old.strip())
     if digits:
         # A number is matched as a number: 4.8 must not touch 14.8 or 4.85.
         new_digits = re.search(r"\d[\d,]*(?:\.\d+)?", new)

@@ -157,14 +157,16 @@ def _phrase(head: "Token") -> str:
 
 
 # Where a metric's figures start: everything before is the name of what is measured.
+_FIGURE = r"[<>~" + t.CURRENCY + r"\d]"  # what a figure opens with: a comparison, a currency sign or a digit
 _FIGURES_START = re.compile(
     r"\s*(?:[,:;(—–-]\s*)?\b(?:(?:is|are|was|were|sits|runs|stands|currently|today|now)\b(?:\s+(?:at|around|about|"
-    r"roughly))?\s*(?=[<>~£$€₹¥\d]|under|below|above|over|about|around|roughly|at least)|(?:going |coming |get(?:ting)? |"
-    r"brought )?(?:down|up)\b|from\b(?=\s*[<>~£$€₹¥\d])|to\b(?=\s*(?:[<>~£$€₹¥\d]|under|below|above|over|at least))|"
-    r"under\b|below\b|above\b|over\b(?=\s*[£$€₹¥\d])|at\b(?=\s*[<>~£$€₹¥\d])|at least\b|at most\b|no more than\b|"
+    r"roughly))?\s*(?=" + _FIGURE + r"|under|below|above|over|about|around|roughly|at least)|(?:going |coming |"
+    r"get(?:ting)? |brought )?(?:down|up)\b|from\b(?=\s*" + _FIGURE + r")|to\b(?=\s*(?:" + _FIGURE
+    + r"|under|below|above|over|at least))|under\b|below\b|above\b|over\b(?=\s*[" + t.CURRENCY + r"\d])|"
+    r"at\b(?=\s*" + _FIGURE + r")|at least\b|at most\b|no more than\b|"
     r"less than\b|more than\b|fewer than\b|halv\w*|doubl\w*|cut (?:by|in)\b|target\w*\b|want\w*\b|goal\b|"
     r"aim\w*\b|should\b|must\b|by (?:q[1-4]|end|the end|next|\d{4}|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|"
-    r"within\b|[<>≤≥~]|[£$€₹¥]?\d)", _I)
+    r"within\b|[<>≤≥~]|[" + t.CURRENCY + r"]?\d)", _I)
 _LEAD_IN = re.compile(
     r"^\W*(?:(?:the|my|our|a|one)\s+)?(?:leading|lagging|anti-?metric|guardrail|north star|counter-?metric|main|"
     r"headline|key|primary|success|outcome|target|goal|kpi|metric)(?:\s+(?:indicator|metric|outcome|signal|measure|"

@@ -97,9 +97,10 @@ def overlap(a: str, b: str) -> float:
 
 _NUMBER_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|" \
                 "hundred|a hundred|dozen|a dozen|half|a third|a quarter|double|triple"
+CURRENCY = "£$€₹¥"  # the signs a figure of money may open with ("$1.2M", "₹22")
 NUMBER = re.compile(
-    r"(?:[£$€₹¥]\s?)?(?<![\w.])\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s?(?i:%|percent|per cent|pp|points?|k|m|mn|bn|million|billion|x))?"
-    r"(?![\w])"
+    rf"(?:[{CURRENCY}]\s?)?" r"(?<![\w.])\d(?:[\d,]*\d)?(?:\.\d+)?"
+    r"(?:\s?(?i:%|percent|per cent|pp|points?|k|m|mn|bn|million|billion|x))?(?![\w])"
 )
 QUANTITY = re.compile(r"(?:" + NUMBER.pattern + r"|\b(?:" + _NUMBER_WORDS + r")\b)", re.I)
 
@@ -110,7 +111,7 @@ def numbers(text: str) -> list[str]:
 
 def number_kind(value: str) -> str:
     v = value.lower()
-    if any(c in v for c in "£$€₹¥") or re.search(r"\d\s?(?:k|m|bn|million|billion)\b", v):
+    if any(c in v for c in CURRENCY) or re.search(r"\d\s?(?:k|m|bn|million|billion)\b", v):
         return "money"
     if "%" in v or "percent" in v or "per cent" in v or v.endswith(("pp", "points", "point")):
         return "percent"
